@@ -1,0 +1,44 @@
+"""Settings, read from the environment (and an optional .env file) once, in entry points only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("engram"))
+
+
+class Settings(BaseSettings):
+    """Every knob Engram has. Environment names are ENGRAM_<FIELD> unless noted."""
+
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_file=".env", extra="ignore")
+
+    database_url: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("DATABASE_URL", "ENGRAM_DATABASE_URL"),
+        description="External PostgreSQL (>= 14 with pgvector >= 0.8 and pg_trgm). Unset: embedded PostgreSQL.",
+    )
+    data_dir: Path = Field(default_factory=default_data_dir, description="Embedded database directory.")
+    host: str = "127.0.0.1"
+    port: int = Field(default=8420, ge=1, le=65535)
+
+    embedder: Literal["local", "openai", "hashing"] = "local"
+    embedding_url: str | None = Field(default=None, description="OpenAI-compatible base URL, e.g. .../v1")
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dimensions: int = Field(default=1536, ge=1, le=16000)
+    embedding_api_key: SecretStr | None = None
+    embedding_send_dimensions: bool = False
+    embedding_timeout: float = Field(default=10.0, gt=0)
+    embedding_batch_size: int = Field(default=64, ge=1, le=2048)
+    embedding_concurrency: int = Field(default=2, ge=1, le=64)
+
+    pool_min_size: int = Field(default=1, ge=0)
+    pool_max_size: int = Field(default=10, ge=1)
+    enrichment_interval: float = Field(default=1.0, gt=0, description="Seconds between enrichment polls.")
+    log_level: str = "INFO"

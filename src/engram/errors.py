@@ -1,0 +1,134 @@
+"""Engram's exception tree.
+
+Every error Engram raises on purpose derives from :class:`EngramError`; callers catch types, not messages::
+
+    EngramError
+     ├── ValidationError          bad input; names the field (HTTP 422, CLI exit 2)
+     ├── NotFoundError            no such memory/key in this tenant (HTTP 404, exit 3)
+     ├── ConflictError            the state changed under you (HTTP 409, exit 4)
+     │    ├── IdempotencyConflict   same external_id, different content
+     │    └── RevisionConflict      stale expected revision
+     ├── PreconditionRequired     an update without an expected revision (HTTP 428, exit 2)
+     ├── AuthenticationError      missing or unknown API key (HTTP 401, exit 5)
+     ├── PermissionDenied         the key's role may not do this (HTTP 403, exit 5)
+     ├── PolicyRejection          admission policy refused the memory (HTTP 422, exit 6)
+     ├── StoreUnavailable         PostgreSQL cannot be reached or started (HTTP 503, exit 7)
+     ├── MigrationError           a schema migration failed or was edited after it ran (exit 7)
+     └── ProviderError            an embedder/LLM failed (HTTP 502, exit 8)
+          └── ProviderTimeout       ... or did not answer in time
+
+Messages name the id or field at fault and, where there is one, the next step.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthenticationError",
+    "ConflictError",
+    "EngramError",
+    "IdempotencyConflict",
+    "MigrationError",
+    "NotFoundError",
+    "PermissionDenied",
+    "PolicyRejection",
+    "PreconditionRequired",
+    "ProviderError",
+    "ProviderTimeout",
+    "RevisionConflict",
+    "StoreUnavailable",
+    "ValidationError",
+]
+
+
+class EngramError(Exception):
+    """Base class of every error Engram raises on purpose."""
+
+    code: str = "engram_error"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"code": self.code, "message": self.message, "field": self.field}
+
+
+class ValidationError(EngramError):
+    """Input failed validation. ``field`` names the offending field (dotted path)."""
+
+    code = "validation_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        details: list[dict[str, str]] | None = None,
+    ) -> None:
+        super().__init__(message, field=field)
+        self.details = details or []
+
+
+class NotFoundError(EngramError):
+    code = "not_found"
+
+
+class ConflictError(EngramError):
+    code = "conflict"
+
+
+class IdempotencyConflict(ConflictError):
+    """The external_id was already used for different content."""
+
+    code = "idempotency_conflict"
+
+    def __init__(self, message: str, *, existing_id: str, field: str | None = "external_id") -> None:
+        super().__init__(message, field=field)
+        self.existing_id = existing_id
+
+
+class RevisionConflict(ConflictError):
+    """The expected revision is stale: somebody else changed the memory first."""
+
+    code = "revision_conflict"
+
+    def __init__(self, message: str, *, current_revision: int, field: str | None = "revision") -> None:
+        super().__init__(message, field=field)
+        self.current_revision = current_revision
+
+
+class PreconditionRequired(EngramError):
+    code = "precondition_required"
+
+
+class AuthenticationError(EngramError):
+    code = "unauthenticated"
+
+
+class PermissionDenied(EngramError):
+    code = "forbidden"
+
+
+class PolicyRejection(EngramError):
+    code = "policy_rejected"
+
+    def __init__(self, message: str, *, reasons: list[str], field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.reasons = reasons
+
+
+class StoreUnavailable(EngramError):
+    code = "store_unavailable"
+
+
+class MigrationError(EngramError):
+    code = "migration_error"
+
+
+class ProviderError(EngramError):
+    code = "provider_error"
+
+
+class ProviderTimeout(ProviderError):
+    code = "provider_timeout"

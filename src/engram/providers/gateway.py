@@ -1,0 +1,66 @@
+"""Backpressure around any embedder: batched, bounded in concurrency, time-limited (SPEC 4.7)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from engram.errors import ProviderError, ProviderTimeout
+from engram.providers.base import Embedder, Vector
+
+
+class EmbeddingGateway:
+    """Splits work into batches, runs at most ``max_concurrency`` provider calls at once and gives up
+    after ``timeout`` seconds (waiting for a slot included). Callers treat a ProviderError as "defer".
+    """
+
+    def __init__(
+        self, embedder: Embedder, *, batch_size: int = 64, max_concurrency: int = 2, timeout: float = 10.0
+    ) -> None:
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self._slots = asyncio.Semaphore(max_concurrency)
+        self.calls = 0
+        self.failures = 0
+        self.seconds = 0.0
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    @property
+    def dimensions(self) -> int:
+        return self.embedder.dimensions
+
+    async def _batch(self, texts: Sequence[str]) -> list[Vector]:
+        async with self._slots:
+            vectors = await self.embedder.embed(texts)
+        if len(vectors) != len(texts):
+            raise ProviderError(f"embedder returned {len(vectors)} vectors for {len(texts)} texts")
+        return vectors
+
+    async def embed(self, texts: Sequence[str], *, timeout: float | None = None) -> list[Vector]:
+        if not texts:
+            return []
+        started = time.perf_counter()
+        self.calls += 1
+        chunks = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        try:
+            async with asyncio.timeout(self.timeout if timeout is None else timeout):
+                parts = await asyncio.gather(*(self._batch(c) for c in chunks))
+        except TimeoutError as exc:
+            self.failures += 1
+            raise ProviderTimeout(
+                f"embedding {len(texts)} texts with {self.model_id} took longer than {self.timeout}s"
+            ) from exc
+        except ProviderError:
+            self.failures += 1
+            raise
+        except Exception as exc:
+            self.failures += 1
+            raise ProviderError(f"embedder {self.model_id} failed: {exc}") from exc
+        finally:
+            self.seconds += time.perf_counter() - started
+        return [v for part in parts for v in part]

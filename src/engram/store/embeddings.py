@@ -1,0 +1,117 @@
+"""Vectors per memory and embedding model, the per-model HNSW index, and the enrichment job queue."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from typing import Any, LiteralString
+
+import numpy as np
+from psycopg import AsyncConnection, sql
+from psycopg.rows import DictRow
+
+from engram.store.database import Conn
+
+REGISTER_MODEL: LiteralString = """
+INSERT INTO embedding_models (model_id, dimensions, index_name) VALUES (%s, %s, %s)
+ON CONFLICT (model_id) DO NOTHING
+"""
+MODEL_DIMENSIONS: LiteralString = "SELECT dimensions FROM embedding_models WHERE model_id = %s"
+
+VECTORS_BY_HASH: LiteralString = """
+SELECT DISTINCT ON (content_hash) content_hash, embedding FROM memory_embeddings
+ WHERE tenant_id = %s AND model_id = %s AND content_hash = ANY(%s)
+"""
+
+UPSERT_VECTOR: LiteralString = """
+INSERT INTO memory_embeddings (tenant_id, memory_id, model_id, content_hash, embedding)
+VALUES (%s, %s, %s, %s, %s)
+ON CONFLICT (tenant_id, memory_id, model_id)
+DO UPDATE SET content_hash = excluded.content_hash, embedding = excluded.embedding, created_at = now()
+"""
+
+# Only store a vector if the memory still has the content it was computed from.
+UPSERT_VECTOR_IF_CURRENT: LiteralString = """
+INSERT INTO memory_embeddings (tenant_id, memory_id, model_id, content_hash, embedding)
+SELECT m.tenant_id, m.id, %(model_id)s, m.content_hash, %(embedding)s FROM memories m
+ WHERE m.tenant_id = %(tenant_id)s AND m.id = %(memory_id)s AND m.content_hash = %(content_hash)s
+ON CONFLICT (tenant_id, memory_id, model_id)
+DO UPDATE SET content_hash = excluded.content_hash, embedding = excluded.embedding, created_at = now()
+RETURNING memory_id
+"""
+
+ENQUEUE: LiteralString = """
+INSERT INTO embedding_jobs (tenant_id, memory_id, model_id, last_error)
+SELECT %s, unnest(%s::uuid[]), %s, %s
+ON CONFLICT (tenant_id, memory_id, model_id)
+DO UPDATE SET not_before = now(), attempts = 0, last_error = excluded.last_error
+"""
+DROP_VECTORS: LiteralString = "DELETE FROM memory_embeddings WHERE tenant_id = %s AND memory_id = %s"
+CLAIM: LiteralString = "SELECT tenant_id, memory_id FROM engram_claim_embedding_jobs(%s, %s, %s)"
+JOB_ITEMS: LiteralString = """
+SELECT m.id, m.content, m.content_hash FROM embedding_jobs j
+  JOIN memories m ON m.tenant_id = j.tenant_id AND m.id = j.memory_id
+ WHERE j.tenant_id = %s AND j.model_id = %s AND j.memory_id = ANY(%s)
+"""
+COMPLETE: LiteralString = (
+    "DELETE FROM embedding_jobs WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)"
+)
+FAIL: LiteralString = """
+UPDATE embedding_jobs
+   SET last_error = %s, not_before = now() + make_interval(secs => least(300, power(2, attempts)))
+ WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)
+"""
+BACKLOG: LiteralString = "SELECT engram_embedding_backlog() AS n"
+HAS_VECTOR: LiteralString = (
+    "SELECT memory_id FROM memory_embeddings WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)"
+)
+
+
+def index_name(model_id: str) -> str:
+    return "memory_embeddings_hnsw_" + hashlib.sha256(model_id.encode()).hexdigest()[:16]
+
+
+async def register_model(conn: AsyncConnection[DictRow], model_id: str, dimensions: int) -> None:
+    """Record the model and build its HNSW cosine index (owner connection; idempotent)."""
+    name = index_name(model_id)
+    await conn.execute(REGISTER_MODEL, [model_id, dimensions, name])
+    row = await (await conn.execute(MODEL_DIMENSIONS, [model_id])).fetchone()
+    assert row is not None
+    if int(row["dimensions"]) != dimensions:
+        from engram.errors import ValidationError
+
+        raise ValidationError(
+            f"embedding model {model_id!r} is registered with {row['dimensions']} dimensions, the embedder "
+            f"returns {dimensions}; give the new model a new id so it can be built beside the old one",
+            field="embedding_model",
+        )
+    await conn.execute(
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {} ON memory_embeddings USING hnsw ((embedding::vector({})) vector_cosine_ops)"
+            " WHERE model_id = {}"
+        ).format(sql.Identifier(name), sql.Literal(dimensions), sql.Literal(model_id))
+    )
+
+
+async def vectors_by_hash(
+    conn: Conn, tenant_id: str, model_id: str, hashes: Sequence[str]
+) -> dict[str, np.ndarray[Any, Any]]:
+    """Vectors already computed for this content in this tenant: identical content is never embedded twice."""
+    if not hashes:
+        return {}
+    rows = await (await conn.execute(VECTORS_BY_HASH, [tenant_id, model_id, list(hashes)])).fetchall()
+    return {r["content_hash"]: r["embedding"].to_numpy() for r in rows}
+
+
+async def store_vectors(
+    conn: Conn, tenant_id: str, model_id: str, rows: Sequence[tuple[uuid.UUID, str, np.ndarray[Any, Any]]]
+) -> None:
+    if rows:
+        async with conn.cursor() as cur:
+            await cur.executemany(UPSERT_VECTOR, [(tenant_id, mid, model_id, h, vec) for mid, h, vec in rows])
+
+
+async def enqueue(conn: Conn, tenant_id: str, model_id: str, ids: Sequence[uuid.UUID], reason: str) -> None:
+    if ids:
+        await conn.execute(ENQUEUE, [tenant_id, list(ids), model_id, reason])

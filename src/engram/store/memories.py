@@ -1,0 +1,426 @@
+"""Memory rows: the write path's SQL (insert, replay, supersede, update, archive, delete) and reads.
+
+Every function takes a connection already inside ``Database.tenant(...)``: RLS is on, and each query
+also filters by tenant explicitly.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, LiteralString
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from engram.errors import ValidationError
+from engram.model import HistoryEntry, Memory, MemoryInput, new_id
+from engram.store.database import Conn
+
+MEMORY_COLUMNS: LiteralString = """
+    tenant_id, id, user_id, agent_id, workflow_id, session_id, external_id, kind, subtype, visibility,
+    content, summary, content_hash, fact_key, source_type, source_ref, confidence, importance, status,
+    revision, valid_from, valid_until, recorded_at, updated_at, expires_at, superseded_by, contains_pii,
+    allow_in_prompt, require_citation, require_freshness_check, retention_reason, tags, metadata,
+    last_used_at, use_count
+"""
+
+# The snapshot kept in memory_revisions: the record minus derived columns.
+_SNAPSHOT: LiteralString = "to_jsonb(m) - '{fts,scope_key,agent_key,fts_config}'::text[]"
+
+INSERT_MEMORY: LiteralString = """
+INSERT INTO memories (
+    tenant_id, id, user_id, agent_id, workflow_id, session_id, external_id, kind, subtype, visibility,
+    content, summary, content_hash, fact_key, source_type, source_ref, confidence, importance, status,
+    valid_from, valid_until, expires_at, contains_pii, allow_in_prompt, require_citation,
+    require_freshness_check, retention_reason, tags, metadata, fts_config)
+VALUES (
+    %(tenant_id)s, %(id)s, %(user_id)s, %(agent_id)s, %(workflow_id)s, %(session_id)s, %(external_id)s,
+    %(kind)s, %(subtype)s, %(visibility)s, %(content)s, %(summary)s, %(content_hash)s, %(fact_key)s,
+    %(source_type)s, %(source_ref)s, %(confidence)s, %(importance)s, %(status)s,
+    coalesce(%(valid_from)s, now()), %(valid_until)s, %(expires_at)s, %(contains_pii)s, %(allow_in_prompt)s,
+    %(require_citation)s, %(require_freshness_check)s, %(retention_reason)s, %(tags)s, %(metadata)s,
+    %(fts_config)s::regconfig)
+ON CONFLICT (tenant_id, agent_key, external_id) WHERE external_id IS NOT NULL DO NOTHING
+RETURNING id
+"""
+
+SELECT_BY_EXTERNAL_ID: LiteralString = (
+    "SELECT " + MEMORY_COLUMNS + " FROM memories WHERE tenant_id = %s AND agent_key = %s AND external_id = %s"
+)
+
+SELECT_ACTIVE_FACT: LiteralString = (
+    "SELECT " + MEMORY_COLUMNS + " FROM memories"
+    " WHERE tenant_id = %s AND scope_key = %s AND fact_key = %s AND status = 'active' FOR UPDATE"
+)
+
+SELECT_MEMORY: LiteralString = "SELECT " + MEMORY_COLUMNS + " FROM memories WHERE tenant_id = %s AND id = %s"
+SELECT_MEMORY_FOR_UPDATE: LiteralString = SELECT_MEMORY + " FOR UPDATE"
+SELECT_MEMORIES: LiteralString = (
+    "SELECT " + MEMORY_COLUMNS + " FROM memories WHERE tenant_id = %s AND id = ANY(%s)"
+)
+
+FACT_LOCK: LiteralString = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+CLOCK: LiteralString = "SELECT clock_timestamp() AS ts"
+
+SUPERSEDE: LiteralString = """
+UPDATE memories
+   SET status = 'superseded', superseded_by = %(new_id)s, revision = revision + 1, updated_at = now(),
+       valid_until = GREATEST(LEAST(coalesce(valid_until, 'infinity'), %(valid_from)s),
+                              valid_from + interval '1 microsecond')
+ WHERE tenant_id = %(tenant_id)s AND id = %(old_id)s
+"""
+
+RECORD_REVISIONS: LiteralString = (
+    "INSERT INTO memory_revisions (tenant_id, memory_id, revision, change, actor, snapshot)"
+    " SELECT m.tenant_id, m.id, m.revision, c.change, %s, " + _SNAPSHOT + " FROM memories m"
+    " JOIN unnest(%s::uuid[], %s::text[]) AS c(id, change) ON m.id = c.id"
+    " WHERE m.tenant_id = %s"
+)
+
+RECORD_AUDIT: LiteralString = """
+INSERT INTO audit_events (tenant_id, id, actor, action, memory_id, details)
+SELECT %s, a.id, %s, a.action, a.memory_id, a.details::jsonb
+  FROM unnest(%s::uuid[], %s::text[], %s::uuid[], %s::text[]) AS a(id, action, memory_id, details)
+"""
+
+TENANT_FTS_CONFIG: LiteralString = "SELECT fts_config::text AS cfg FROM tenants WHERE tenant_id = %s"
+
+ARCHIVE: LiteralString = (
+    "UPDATE memories SET status = 'archived', revision = revision + 1, updated_at = now()"
+    " WHERE tenant_id = %s AND id = %s RETURNING " + MEMORY_COLUMNS
+)
+
+DELETE: LiteralString = (
+    "DELETE FROM memories WHERE tenant_id = %s AND id = %s RETURNING id, kind, revision, status, user_id"
+)
+
+HISTORY: LiteralString = """
+SELECT revision, change, actor, changed_at, snapshot FROM memory_revisions
+ WHERE tenant_id = %s AND memory_id = %s ORDER BY revision
+"""
+
+# Columns a PATCH may set, mapped from MemoryPatch field names (nested models flattened).
+UPDATABLE_COLUMNS = (
+    "content", "content_hash", "kind", "subtype", "visibility", "summary", "source_type", "source_ref",
+    "confidence", "importance", "valid_from", "valid_until", "expires_at", "contains_pii", "allow_in_prompt",
+    "require_citation", "require_freshness_check", "retention_reason", "tags", "metadata",
+)  # fmt: skip
+
+
+def scope_key(item: MemoryInput) -> str:
+    """Must match the generated column memories.scope_key."""
+    return f"{item.user_id or ''}\x1f{item.agent_id or ''}\x1f{item.workflow_id or ''}"
+
+
+def fact_lock_key(tenant_id: str, item: MemoryInput) -> str:
+    return f"{tenant_id}\x1e{scope_key(item)}\x1e{item.fact_key}"
+
+
+def row_params(tenant_id: str, mem_id: uuid.UUID, item: MemoryInput, fts_config: str) -> dict[str, Any]:
+    return {
+        "tenant_id": tenant_id,
+        "id": mem_id,
+        "user_id": item.user_id,
+        "agent_id": item.agent_id,
+        "workflow_id": item.workflow_id,
+        "session_id": item.session_id,
+        "external_id": item.external_id,
+        "kind": item.kind,
+        "subtype": item.subtype,
+        "visibility": item.visibility,
+        "content": item.content,
+        "summary": item.summary,
+        "content_hash": item.content_hash,
+        "fact_key": item.fact_key,
+        "source_type": item.source.type,
+        "source_ref": item.source.ref,
+        "confidence": item.confidence,
+        "importance": item.importance,
+        "status": "active",
+        "valid_from": item.valid_from,
+        "valid_until": item.valid_until,
+        "expires_at": item.expires_at,
+        "contains_pii": item.policy.contains_pii,
+        "allow_in_prompt": item.policy.allow_in_prompt,
+        "require_citation": item.policy.require_citation,
+        "require_freshness_check": item.policy.require_freshness_check,
+        "retention_reason": item.policy.retention_reason,
+        "tags": item.tags,
+        "metadata": Jsonb(item.metadata),
+        "fts_config": fts_config,
+    }
+
+
+@dataclass
+class Outcome:
+    """What happened to one item of a write, before it is turned into a WriteResult."""
+
+    index: int
+    id: uuid.UUID
+    created: bool
+    reasons: list[str]
+    supersedes: list[uuid.UUID] = field(default_factory=list)
+    memory: Memory | None = None
+    error: Exception | None = None
+    content_hash: str = ""
+
+
+@dataclass
+class Journal:
+    """Revisions and audit events gathered during a transaction, written in two statements at the end."""
+
+    revisions: list[tuple[uuid.UUID, str]] = field(default_factory=list)
+    events: list[tuple[str, uuid.UUID, dict[str, Any]]] = field(default_factory=list)
+
+    def record(self, memory_id: uuid.UUID, change: str, action: str, details: dict[str, Any]) -> None:
+        self.revisions.append((memory_id, change))
+        self.events.append((action, memory_id, details))
+
+    async def flush(self, conn: Conn, tenant_id: str, actor: str) -> None:
+        if self.revisions:
+            ids, changes = zip(*self.revisions, strict=True)
+            await conn.execute(RECORD_REVISIONS, [actor, list(ids), list(changes), tenant_id])
+        if self.events:
+            await write_audit(conn, tenant_id, actor, self.events)
+        self.revisions.clear()
+        self.events.clear()
+
+
+async def write_audit(
+    conn: Conn, tenant_id: str, actor: str, events: Sequence[tuple[str, uuid.UUID | None, dict[str, Any]]]
+) -> None:
+    await conn.execute(
+        RECORD_AUDIT,
+        [
+            tenant_id,
+            actor,
+            [new_id() for _ in events],
+            [e[0] for e in events],
+            [e[1] for e in events],
+            [json.dumps(e[2], default=str) for e in events],
+        ],
+    )
+
+
+async def tenant_fts_config(conn: Conn, tenant_id: str) -> str:
+    row = await (await conn.execute(TENANT_FTS_CONFIG, [tenant_id])).fetchone()
+    return str(row["cfg"]) if row else "english"
+
+
+async def insert_plain(
+    conn: Conn,
+    tenant_id: str,
+    items: Sequence[tuple[int, MemoryInput]],
+    fts_config: str,
+    journal: Journal,
+) -> list[Outcome]:
+    """Insert items without a fact_key in one pipelined round trip; external_id replays are resolved after."""
+    ids = [new_id() for _ in items]
+    params = [row_params(tenant_id, mid, item, fts_config) for mid, (_, item) in zip(ids, items, strict=True)]
+    outcomes: list[Outcome] = []
+    inserted: list[bool] = []
+    async with conn.cursor() as cur:
+        await cur.executemany(INSERT_MEMORY, params, returning=True)
+        while True:
+            inserted.append(await cur.fetchone() is not None)
+            if not cur.nextset():
+                break
+    for (index, item), mid, created in zip(items, ids, inserted, strict=True):
+        if created:
+            journal.record(mid, "created", "memory.created", {"kind": item.kind})
+            outcomes.append(Outcome(index, mid, True, ["created"]))
+        else:
+            outcomes.append(await _replay(conn, tenant_id, index, item))
+    return outcomes
+
+
+async def _replay(conn: Conn, tenant_id: str, index: int, item: MemoryInput) -> Outcome:
+    """The external_id exists: same content is a replay, different content a conflict."""
+    from engram.errors import IdempotencyConflict
+
+    row = await (
+        await conn.execute(SELECT_BY_EXTERNAL_ID, [tenant_id, item.agent_id or "", item.external_id])
+    ).fetchone()
+    assert row is not None, "ON CONFLICT reported an external_id that cannot be read back"
+    existing = Memory.from_row(row)
+    if existing.content_hash == item.content_hash:
+        return Outcome(index, existing.id, False, ["idempotent_replay"], memory=existing)
+    return Outcome(
+        index,
+        existing.id,
+        False,
+        ["idempotency_conflict"],
+        error=IdempotencyConflict(
+            f"external_id {item.external_id!r} was already used for memory {existing.id} with different "
+            "content; use a new external_id for new content, or PATCH the existing memory",
+            existing_id=str(existing.id),
+        ),
+    )
+
+
+async def insert_fact(
+    conn: Conn, tenant_id: str, index: int, item: MemoryInput, fts_config: str, journal: Journal
+) -> Outcome:
+    """Insert a memory with a fact_key, superseding the active one in its scope, under an advisory lock."""
+    await conn.execute(FACT_LOCK, [fact_lock_key(tenant_id, item)])
+    if item.external_id is not None:
+        row = await (
+            await conn.execute(SELECT_BY_EXTERNAL_ID, [tenant_id, item.agent_id or "", item.external_id])
+        ).fetchone()
+        if row is not None:
+            return await _replay(conn, tenant_id, index, item)
+    active_row = await (
+        await conn.execute(SELECT_ACTIVE_FACT, [tenant_id, scope_key(item), item.fact_key])
+    ).fetchone()
+    active = Memory.from_row(active_row) if active_row else None
+    if active is not None and active.content_hash == item.content_hash:
+        return Outcome(index, active.id, False, ["fact_unchanged"], memory=active)
+
+    mem_id = new_id()
+    params = row_params(tenant_id, mem_id, item, fts_config)
+    supersedes: list[uuid.UUID] = []
+    reasons = ["created"]
+    if active is not None:
+        clock = await (await conn.execute(CLOCK)).fetchone()
+        assert clock is not None
+        valid_from: datetime = item.valid_from or clock["ts"]
+        params["valid_from"] = valid_from
+        await conn.execute(
+            SUPERSEDE,
+            {"new_id": mem_id, "valid_from": valid_from, "tenant_id": tenant_id, "old_id": active.id},
+        )
+        journal.record(active.id, "superseded", "memory.superseded", {"superseded_by": str(mem_id)})
+        supersedes.append(active.id)
+        reasons.append("superseded_previous")
+    cur = await conn.execute(INSERT_MEMORY, params)
+    if cur.rowcount != 1:  # external_id inserted concurrently by a writer that did not take the fact lock
+        return await _replay(conn, tenant_id, index, item)
+    details: dict[str, Any] = {"kind": item.kind, "fact_key": item.fact_key}
+    if supersedes:
+        details["supersedes"] = [str(s) for s in supersedes]
+    journal.record(mem_id, "created", "memory.created", details)
+    return Outcome(index, mem_id, True, reasons, supersedes=supersedes)
+
+
+async def fetch_many(conn: Conn, tenant_id: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Memory]:
+    cur = await conn.execute(SELECT_MEMORIES, [tenant_id, list(ids)])
+    return {m.id: m for m in (Memory.from_row(r) for r in await cur.fetchall())}
+
+
+async def fetch_one(
+    conn: Conn, tenant_id: str, mem_id: uuid.UUID, *, for_update: bool = False
+) -> Memory | None:
+    query = SELECT_MEMORY_FOR_UPDATE if for_update else SELECT_MEMORY
+    row = await (await conn.execute(query, [tenant_id, mem_id])).fetchone()
+    return Memory.from_row(row) if row else None
+
+
+def patch_columns(changes: dict[str, Any]) -> dict[str, Any]:
+    """Flatten MemoryPatch changes (source, policy) into column values."""
+    cols: dict[str, Any] = {}
+    for name, value in changes.items():
+        if name == "source":
+            cols["source_type"] = value.type
+            cols["source_ref"] = value.ref
+        elif name == "policy":
+            cols.update(value.model_dump())
+        elif name == "metadata":
+            cols["metadata"] = Jsonb(value)
+        else:
+            cols[name] = value
+    unknown = set(cols) - set(UPDATABLE_COLUMNS)
+    if unknown:
+        raise ValidationError(f"cannot update {sorted(unknown)}", field=sorted(unknown)[0])
+    return cols
+
+
+async def update(conn: Conn, tenant_id: str, mem_id: uuid.UUID, cols: dict[str, Any]) -> Memory:
+    assignments = sql.SQL(", ").join(
+        sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in cols
+    )
+    query = sql.SQL(
+        "UPDATE memories SET {}, revision = revision + 1, updated_at = now()"
+        " WHERE tenant_id = %(__tenant)s AND id = %(__id)s RETURNING {}"
+    ).format(assignments, sql.SQL(MEMORY_COLUMNS))
+    row = await (await conn.execute(query, {**cols, "__tenant": tenant_id, "__id": mem_id})).fetchone()
+    assert row is not None, "the row was locked FOR UPDATE before"
+    return Memory.from_row(row)
+
+
+async def archive(conn: Conn, tenant_id: str, mem_id: uuid.UUID) -> Memory:
+    row = await (await conn.execute(ARCHIVE, [tenant_id, mem_id])).fetchone()
+    assert row is not None
+    return Memory.from_row(row)
+
+
+async def delete(conn: Conn, tenant_id: str, mem_id: uuid.UUID) -> dict[str, Any] | None:
+    return await (await conn.execute(DELETE, [tenant_id, mem_id])).fetchone()
+
+
+async def history(conn: Conn, tenant_id: str, mem_id: uuid.UUID) -> list[HistoryEntry]:
+    rows = await (await conn.execute(HISTORY, [tenant_id, mem_id])).fetchall()
+    return [HistoryEntry.model_validate(r) for r in rows]
+
+
+# --- listing -------------------------------------------------------------------------------------------
+
+LIST_FILTERS = (
+    "kind",
+    "status",
+    "user_id",
+    "agent_id",
+    "workflow_id",
+    "session_id",
+    "fact_key",
+    "external_id",
+)
+
+
+def encode_cursor(mem_id: uuid.UUID) -> str:
+    return base64.urlsafe_b64encode(mem_id.bytes).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> uuid.UUID:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        return uuid.UUID(bytes=raw)
+    except (ValueError, binascii.Error) as exc:
+        raise ValidationError(
+            "cursor is not one this API returned; pass next_cursor from the previous page", field="cursor"
+        ) from exc
+
+
+async def list_page(
+    conn: Conn,
+    tenant_id: str,
+    *,
+    filters: dict[str, str],
+    tags: Sequence[str],
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[Memory], str | None]:
+    conds = [sql.SQL("tenant_id = %(tenant_id)s")]
+    params: dict[str, Any] = {"tenant_id": tenant_id, "limit": limit + 1}
+    for name in LIST_FILTERS:
+        if name in filters and filters[name] is not None:
+            conds.append(sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)))
+            params[name] = filters[name]
+    if tags:
+        conds.append(sql.SQL("tags @> %(tags)s"))
+        params["tags"] = list(tags)
+    if cursor:
+        conds.append(sql.SQL("id < %(cursor)s"))
+        params["cursor"] = decode_cursor(cursor)
+    query = sql.SQL("SELECT {} FROM memories WHERE {} ORDER BY id DESC LIMIT %(limit)s").format(
+        sql.SQL(MEMORY_COLUMNS), sql.SQL(" AND ").join(conds)
+    )
+    rows = await (await conn.execute(query, params)).fetchall()
+    items = [Memory.from_row(r) for r in rows[:limit]]
+    next_cursor = encode_cursor(items[-1].id) if len(rows) > limit and items else None
+    return items, next_cursor

@@ -1,0 +1,117 @@
+"""Enrichment: give a vector to every memory that was committed without one.
+
+Jobs are leased across tenants through ``engram_claim_embedding_jobs`` (ids only, SKIP LOCKED), then
+each tenant's memories are read and written under that tenant's row-level security. A crashed worker's
+lease simply expires; a failed batch backs off exponentially (at most 5 minutes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from engram.errors import EngramError, ProviderError
+from engram.store import embeddings as emb
+
+if TYPE_CHECKING:
+    import uuid
+
+    from engram.service import Engram
+
+_log = logging.getLogger(__name__)
+
+
+async def run_once(engram: Engram, *, limit: int = 256, lease_seconds: int = 60) -> int:
+    """Lease up to ``limit`` due jobs and embed them. Returns the number of memories that got a vector."""
+    gateway = engram.gateway
+    if gateway is None:
+        return 0
+    model = gateway.model_id
+    async with engram.db.app() as conn:
+        rows = await (await conn.execute(emb.CLAIM, [model, limit, lease_seconds])).fetchall()
+    by_tenant: dict[str, list[uuid.UUID]] = defaultdict(list)
+    for r in rows:
+        by_tenant[r["tenant_id"]].append(r["memory_id"])
+    done = 0
+    for tenant_id, ids in by_tenant.items():
+        done += await _embed_tenant(engram, tenant_id, ids)
+    return done
+
+
+async def _embed_tenant(engram: Engram, tenant_id: str, ids: list[uuid.UUID]) -> int:
+    gateway = engram.gateway
+    assert gateway is not None
+    model = gateway.model_id
+    async with engram.db.tenant(tenant_id) as conn:
+        items = await (await conn.execute(emb.JOB_ITEMS, [tenant_id, model, ids])).fetchall()
+        known = await emb.vectors_by_hash(conn, tenant_id, model, [i["content_hash"] for i in items])
+    texts = {i["content_hash"]: i["content"] for i in items if i["content_hash"] not in known}
+    try:
+        computed = await gateway.embed(list(texts.values())) if texts else []
+    except ProviderError as exc:
+        async with engram.db.tenant(tenant_id) as conn:
+            await conn.execute(emb.FAIL, [exc.message[:500], tenant_id, model, ids])
+        _log.warning("enrichment of %d memories in tenant %s failed: %s", len(ids), tenant_id, exc)
+        return 0
+    vectors = {**known, **dict(zip(texts, computed, strict=True))}
+    stored: list[uuid.UUID] = []
+    async with engram.db.tenant(tenant_id) as conn:
+        async with conn.cursor() as cur:
+            params = [
+                {
+                    "model_id": model,
+                    "embedding": vectors[i["content_hash"]],
+                    "tenant_id": tenant_id,
+                    "memory_id": i["id"],
+                    "content_hash": i["content_hash"],
+                }
+                for i in items
+            ]
+            if params:
+                await cur.executemany(emb.UPSERT_VECTOR_IF_CURRENT, params, returning=True)
+                while True:
+                    row = await cur.fetchone()
+                    if row is not None:
+                        stored.append(row["memory_id"])
+                    if not cur.nextset():
+                        break
+        # Jobs whose memory vanished (deleted) cascade away; jobs whose content changed stay queued.
+        await conn.execute(emb.COMPLETE, [tenant_id, model, stored])
+    return len(stored)
+
+
+class EnrichmentWorker:
+    """Runs ``run_once`` in a loop inside ``engram serve`` (and ``engram worker``)."""
+
+    def __init__(self, engram: Engram, *, interval: float = 1.0, batch: int = 256) -> None:
+        self.engram = engram
+        self.interval = interval
+        self.batch = batch
+        self._task: asyncio.Task[None] | None = None
+        self.processed = 0
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="engram-enrichment")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                n = await run_once(self.engram, limit=self.batch)
+                self.processed += n
+            except (EngramError, OSError) as exc:
+                _log.warning("enrichment pass failed: %s", exc)
+                n = 0
+            if n == 0:
+                self.engram.work_pending.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.engram.work_pending.wait(), self.interval)
