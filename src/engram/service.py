@@ -78,19 +78,8 @@ class Engram:
         (or pass ``run_migrations=True``).
         """
         settings = settings or Settings()
-        embedded: EmbeddedPostgres | None = None
-        if settings.database_url is not None:
-            conninfo = settings.database_url.get_secret_value()
-        else:
-            embedded = EmbeddedPostgres(settings.data_dir)
-            conninfo = await asyncio.to_thread(embedded.start)
-        db = Database(conninfo, min_size=settings.pool_min_size, max_size=settings.pool_max_size)
+        db, embedded = await connect_store(settings, run_migrations=run_migrations)
         try:
-            async with db.owner() as conn:
-                if run_migrations if run_migrations is not None else embedded is not None:
-                    await migrate(conn)
-                else:
-                    await _require_current_schema(conn)
             if embedder is None:
                 from engram.providers.factory import build_embedder
 
@@ -106,8 +95,8 @@ class Engram:
                 max_concurrency=settings.embedding_concurrency,
                 timeout=settings.embedding_timeout,
             )
-            await db.open()
         except BaseException:
+            await db.close()
             if embedded is not None:
                 embedded.stop()
             raise
@@ -429,6 +418,32 @@ class Engram:
         async with self.db.app() as conn:
             row = await (await conn.execute(emb.BACKLOG)).fetchone()
         return int(row["n"]) if row else 0
+
+
+async def connect_store(
+    settings: Settings, *, run_migrations: bool | None = None
+) -> tuple[Database, EmbeddedPostgres | None]:
+    """Start the embedded PostgreSQL (no DATABASE_URL) or use the external one, bring the schema up to
+    date (automatically on the embedded database), and open the pool."""
+    embedded: EmbeddedPostgres | None = None
+    if settings.database_url is not None:
+        conninfo = settings.database_url.get_secret_value()
+    else:
+        embedded = EmbeddedPostgres(settings.data_dir)
+        conninfo = await asyncio.to_thread(embedded.start)
+    db = Database(conninfo, min_size=settings.pool_min_size, max_size=settings.pool_max_size)
+    try:
+        async with db.owner() as conn:
+            if run_migrations if run_migrations is not None else embedded is not None:
+                await migrate(conn)
+            else:
+                await _require_current_schema(conn)
+        await db.open()
+    except BaseException:
+        if embedded is not None:
+            embedded.stop()
+        raise
+    return db, embedded
 
 
 async def _require_current_schema(conn: Any) -> None:

@@ -1,0 +1,57 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from engram import __version__
+from engram.api import errors
+from engram.api.auth import KeyCache
+from engram.api.routes import router
+from engram.config import Settings
+from engram.service import Engram
+from engram.workers.enrichment import EnrichmentWorker
+
+
+def create_app(
+    engram: Engram | None = None,
+    settings: Settings | None = None,
+    *,
+    run_worker: bool = True,
+    enrichment_interval: float = 1.0,
+) -> FastAPI:
+    """Build the app. Given an open ``engram`` it uses it (and leaves closing it to the caller);
+    otherwise it opens one from ``settings`` on start-up and closes it on shutdown. The enrichment
+    worker runs inside the app until a separate ``engram worker`` process exists."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own = engram is None
+        eng = engram if engram is not None else await Engram.open(settings)
+        app.state.engram = eng
+        worker = EnrichmentWorker(eng, interval=enrichment_interval) if run_worker else None
+        if worker:
+            worker.start()
+        try:
+            yield
+        finally:
+            if worker:
+                await worker.stop()
+            if own:
+                await eng.close()
+
+    app = FastAPI(
+        title="Engram",
+        version=__version__,
+        summary="Durable, typed, tenant-isolated memory for AI agents",
+        lifespan=lifespan,
+    )
+    app.state.key_cache = KeyCache()
+    if engram is not None:
+        app.state.engram = engram  # usable without running the lifespan (tests, embedding in other apps)
+    errors.install(app)
+    app.include_router(router)
+    return app

@@ -1,0 +1,59 @@
+"""Wire shapes that are not domain types."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from engram.model import WriteResult
+from engram.model.memory import Status
+
+
+class WriteResponse(BaseModel):
+    id: uuid.UUID
+    revision: int
+    status: Status
+    replayed: bool
+    reasons: list[str]
+    supersedes: list[uuid.UUID] = Field(default_factory=list)
+    embedded: bool
+
+    @classmethod
+    def of(cls, r: WriteResult) -> WriteResponse:
+        return cls(
+            id=r.id,
+            revision=r.revision,
+            status=r.status,
+            replayed=r.replayed,
+            reasons=r.reasons,
+            supersedes=r.supersedes,
+            embedded=r.embedded,
+        )
+
+
+class BatchRequest(BaseModel):
+    # Items stay raw here so that one bad item is reported on its own instead of failing the request.
+    items: list[dict[str, Any]] = Field(min_length=1, max_length=1000)
+
+
+class BatchItemResult(BaseModel):
+    index: int
+    ok: bool
+    result: WriteResponse | None = None
+    error: dict[str, Any] | None = None
+
+
+class BatchResponse(BaseModel):
+    created: int
+    replayed: int
+    failed: int
+    results: list[BatchItemResult]
+
+
+class Health(BaseModel):
+    status: str
+    database: str
+    embedding_model: str | None
+    embedding_backlog: int | None

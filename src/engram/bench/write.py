@@ -1,0 +1,86 @@
+"""`engram bench write`: write throughput against the raw embedder on the same texts, in one run."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from engram.bench.texts import memory_texts
+from engram.config import Settings
+from engram.errors import EngramError
+from engram.service import Engram
+
+
+async def run_write_bench(
+    *, n: int = 2000, batch_size: int = 250, single: int = 300, data_dir: Path | None = None
+) -> dict[str, Any]:
+    tmp = None
+    if data_dir is None:
+        tmp = Path(tempfile.mkdtemp(prefix="engram-bench-"))
+        data_dir = tmp
+    settings = Settings(data_dir=data_dir, embedder="local", database_url=None, pool_max_size=4)
+    try:
+        engram = await Engram.open(settings)
+        try:
+            return await _measure(engram, n=n, batch_size=batch_size, single=single)
+        finally:
+            await engram.close()
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def _measure(engram: Engram, *, n: int, batch_size: int, single: int) -> dict[str, Any]:
+    gateway = engram.gateway
+    assert gateway is not None
+    texts = memory_texts(n, seed=11)
+    # Warm up the model, the pool and the plans outside the timed phases.
+    await gateway.embed(memory_texts(64, seed=1, tag="warm"))
+    await _batched(engram, "bench-warmup", memory_texts(200, seed=2, tag="warm"), batch_size, "sync")
+
+    started = time.perf_counter()
+    for i in range(0, n, batch_size):
+        await gateway.embed(texts[i : i + batch_size])
+    embedder_s = time.perf_counter() - started
+
+    batched_s = await _batched(engram, "bench-batched", texts, batch_size, "sync")
+    deferred_s = await _batched(engram, "bench-deferred", texts, batch_size, "deferred")
+
+    single_texts = texts[:single]
+    started = time.perf_counter()
+    for text in single_texts:
+        await engram.remember(text, tenant="bench-single", actor="bench")
+    single_s = time.perf_counter() - started
+
+    embedder_rate = n / embedder_s
+    batched_rate = n / batched_s
+    return {
+        "memories": n,
+        "batch_size": batch_size,
+        "embedding_model": gateway.model_id,
+        "embedder_texts_per_s": round(embedder_rate, 1),
+        "single_writes_per_s": round(single / single_s, 1),
+        "batched_writes_per_s": round(batched_rate, 1),
+        "deferred_batched_writes_per_s": round(n / deferred_s, 1),
+        "batched_vs_embedder": round(batched_rate / embedder_rate, 3),
+    }
+
+
+async def _batched(engram: Engram, tenant: str, texts: list[str], batch_size: int, embed: Any) -> float:
+    started = time.perf_counter()
+    for i in range(0, len(texts), batch_size):
+        results = await engram.remember_many(
+            [{"content": t} for t in texts[i : i + batch_size]], tenant=tenant, actor="bench", embed=embed
+        )
+        failed = [r for r in results if isinstance(r, EngramError)]
+        if failed:
+            raise failed[0]
+    return time.perf_counter() - started
+
+
+def main() -> None:  # pragma: no cover - convenience for profiling
+    print(asyncio.run(run_write_bench()))

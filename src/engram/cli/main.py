@@ -1,0 +1,328 @@
+"""The `engram` command: a thin shell over the library. Errors map to exit codes in one table."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from engram import errors as e
+from engram.config import Settings
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="engram",
+    help="Engram: durable, typed, tenant-isolated memory for AI agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
+bench_app = typer.Typer(help="Benchmarks that print JSON (not tests: machines are noisy).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+app.add_typer(bench_app, name="bench")
+
+out = Console()
+err = Console(stderr=True)
+
+EXIT_CODES: list[tuple[type[e.EngramError], int]] = [
+    (e.ValidationError, 2),
+    (e.PreconditionRequired, 2),
+    (e.NotFoundError, 3),
+    (e.ConflictError, 4),
+    (e.AuthenticationError, 5),
+    (e.PermissionDenied, 5),
+    (e.PolicyRejection, 6),
+    (e.StoreUnavailable, 7),
+    (e.MigrationError, 7),
+    (e.ProviderError, 8),
+    (e.EngramError, 1),
+]
+
+DataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Embedded database directory (env ENGRAM_DATA_DIR).", show_default=False),
+]
+Tenant = Annotated[str, typer.Option("--tenant", "-t", help="Tenant id.")]
+
+
+def exit_code(exc: e.EngramError) -> int:
+    return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
+
+
+def settings_for(data_dir: Path | None, **overrides: Any) -> Settings:
+    """Settings from the environment, with command-line options on top."""
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if data_dir is not None:
+        values["data_dir"] = data_dir
+    return Settings(**values)
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine; turn Engram errors into a one-line message and the table's exit code."""
+    try:
+        return asyncio.run(coro)
+    except e.EngramError as exc:
+        where = f" (field: {exc.field})" if exc.field else ""
+        err.print(f"[bold red]error[/]: {exc.message}{where}", highlight=False)
+        raise typer.Exit(exit_code(exc)) from None
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+# --- serve ---------------------------------------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    data_dir: DataDir = None,
+    host: Annotated[str | None, typer.Option(help="Interface to bind (env ENGRAM_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (env ENGRAM_PORT).")] = None,
+) -> None:
+    """Run the REST API (and the enrichment worker) on the embedded or external PostgreSQL."""
+    settings = settings_for(data_dir, host=host, port=port)
+    _setup_logging(settings.log_level)
+    run(_serve(settings))
+
+
+async def _serve(settings: Settings) -> None:
+    import uvicorn
+
+    from engram.api import create_app
+    from engram.service import Engram
+
+    where = "external PostgreSQL (DATABASE_URL)" if settings.database_url else f"embedded PostgreSQL in {settings.data_dir}"
+    err.print(f"Starting Engram on {where} ...", highlight=False)
+    engram = await Engram.open(settings)
+    try:
+        app = create_app(engram, enrichment_interval=settings.enrichment_interval)
+        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
+        server = uvicorn.Server(config)
+        url = f"http://{settings.host}:{settings.port}"
+        data_opt = "" if settings.database_url else f" --data-dir {settings.data_dir}"
+        out.print(f"Engram is listening on {url}  (API docs: {url}/docs)", highlight=False)
+        out.print(
+            f"Create an API key in another terminal:  engram keys create --tenant my-team --role agent{data_opt}",
+            highlight=False,
+        )
+        await server.serve()
+    finally:
+        await engram.close()
+
+
+# --- migrate -------------------------------------------------------------------------------------------
+
+
+@app.command()
+def migrate(data_dir: DataDir = None) -> None:
+    """Apply pending schema migrations (automatic on the embedded database; needed for DATABASE_URL)."""
+    run(_migrate(settings_for(data_dir)))
+
+
+async def _migrate(settings: Settings) -> None:
+    from engram.store.database import Database
+    from engram.store.embedded import EmbeddedPostgres
+    from engram.store.migrate import migrate as apply
+
+    embedded = None
+    if settings.database_url is not None:
+        conninfo = settings.database_url.get_secret_value()
+    else:
+        embedded = EmbeddedPostgres(settings.data_dir)
+        conninfo = await asyncio.to_thread(embedded.start)
+    try:
+        async with Database(conninfo).owner() as conn:
+            done = await apply(conn)
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    if done:
+        for mig in done:
+            out.print(f"applied {mig.version:04d}_{mig.name}", highlight=False)
+    else:
+        out.print("schema is up to date", highlight=False)
+
+
+# --- keys ----------------------------------------------------------------------------------------------
+
+
+@keys_app.command("create")
+def keys_create(
+    tenant: Tenant,
+    role: Annotated[str, typer.Option(help="agent, reviewer or admin.")] = "agent",
+    name: Annotated[str, typer.Option(help="A label to recognise the key by.")] = "",
+    data_dir: DataDir = None,
+) -> None:
+    """Create an API key bound to one tenant and role. The key is printed once, alone on the last line."""
+    from engram.store.keys import ROLES
+
+    if role not in ROLES:
+        err.print(f"[bold red]error[/]: --role must be one of {', '.join(ROLES)}, got {role!r}", highlight=False)
+        raise typer.Exit(2)
+    key_id, key = run(_keys_create(settings_for(data_dir), tenant, role, name))
+    err.print(f"Created {role} key {key_id} for tenant {tenant}. Store it now; it is not shown again.")
+    print(key)
+
+
+async def _keys_create(settings: Settings, tenant: str, role: str, name: str) -> tuple[str, str]:
+    import psycopg
+
+    from engram.service import connect_store
+    from engram.store import keys
+
+    db, embedded = await connect_store(settings)
+    try:
+        async with db.tenant(tenant) as conn:
+            key_id, key = await keys.create(conn, tenant, role, name)
+    except psycopg.errors.CheckViolation as exc:
+        raise e.ValidationError(
+            "tenant must be 1-128 characters of letters, digits, '_', '.', ':' or '-'", field="tenant"
+        ) from exc
+    finally:
+        await db.close()
+        if embedded is not None:
+            embedded.stop()
+    return str(key_id), key
+
+
+@keys_app.command("list")
+def keys_list(tenant: Tenant, data_dir: DataDir = None) -> None:
+    """List a tenant's keys (never the secrets)."""
+    rows = run(_keys_list(settings_for(data_dir), tenant))
+    for r in rows:
+        state = "revoked" if r["revoked_at"] else "active"
+        out.print(f"{r['id']}  {r['role']:<8}  {r['prefix']}...  {state:<7}  {r['name']}", highlight=False)
+
+
+async def _keys_list(settings: Settings, tenant: str) -> list[dict[str, Any]]:
+    from engram.service import connect_store
+    from engram.store import keys
+
+    db, embedded = await connect_store(settings)
+    try:
+        async with db.tenant(tenant) as conn:
+            return await (await conn.execute(keys.LIST_KEYS, [tenant])).fetchall()
+    finally:
+        await db.close()
+        if embedded is not None:
+            embedded.stop()
+
+
+@keys_app.command("revoke")
+def keys_revoke(tenant: Tenant, key_id: Annotated[str, typer.Argument(help="The key's id.")], data_dir: DataDir = None) -> None:
+    """Revoke a key (takes effect within 10 seconds on running servers)."""
+    run(_keys_revoke(settings_for(data_dir), tenant, key_id))
+    out.print(f"revoked {key_id}")
+
+
+async def _keys_revoke(settings: Settings, tenant: str, key_id: str) -> None:
+    from engram.service import _uuid, connect_store
+    from engram.store import keys
+
+    db, embedded = await connect_store(settings)
+    try:
+        async with db.tenant(tenant) as conn:
+            row = await (await conn.execute(keys.REVOKE, [tenant, _uuid(key_id)])).fetchone()
+        if row is None:
+            raise e.NotFoundError(f"no active key {key_id} in tenant {tenant}", field="key_id")
+    finally:
+        await db.close()
+        if embedded is not None:
+            embedded.stop()
+
+
+# --- quick use -----------------------------------------------------------------------------------------
+
+
+@app.command()
+def remember(
+    content: Annotated[str, typer.Argument(help="The memory's text.")],
+    tenant: Tenant,
+    kind: Annotated[str, typer.Option(help="working, episodic, semantic or procedural.")] = "episodic",
+    fact_key: Annotated[str | None, typer.Option(help="Stable key; a new value supersedes the old.")] = None,
+    user_id: Annotated[str | None, typer.Option()] = None,
+    agent_id: Annotated[str | None, typer.Option()] = None,
+    external_id: Annotated[str | None, typer.Option(help="Idempotency key.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Repeatable.")] = None,
+    confidence: Annotated[float | None, typer.Option()] = None,
+    importance: Annotated[float | None, typer.Option()] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Write one memory and print the write result as JSON."""
+    fields: dict[str, Any] = {
+        "content": content,
+        "kind": kind,
+        "fact_key": fact_key,
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "external_id": external_id,
+        "tags": tag or [],
+        "confidence": confidence,
+        "importance": importance,
+    }
+    item = {k: v for k, v in fields.items() if v is not None}
+    result = run(_with_engram(settings_for(data_dir), lambda m: m.remember(item, tenant=tenant, actor="cli")))
+    print(result.model_dump_json(indent=2, exclude={"memory"}))
+
+
+@app.command()
+def get(
+    memory_id: Annotated[str, typer.Argument(help="The memory's id.")],
+    tenant: Tenant,
+    data_dir: DataDir = None,
+) -> None:
+    """Print one memory as JSON."""
+    mem = run(_with_engram(settings_for(data_dir), lambda m: m.get(memory_id, tenant=tenant)))
+    print(mem.model_dump_json(indent=2))
+
+
+async def _with_engram(settings: Settings, action: Any) -> Any:
+    from engram.service import Engram
+
+    async with await Engram.open(settings) as engram:
+        return await action(engram)
+
+
+# --- benchmarks ----------------------------------------------------------------------------------------
+
+
+@bench_app.command("write")
+def bench_write(
+    n: Annotated[int, typer.Option("--n", help="Memories per measured phase.")] = 2000,
+    batch_size: Annotated[int, typer.Option(help="Items per batch write.")] = 250,
+    single: Annotated[int, typer.Option(help="Memories for the single-write phase.")] = 300,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
+    data_dir: Annotated[Path | None, typer.Option(help="Benchmark database directory (default: a temp dir).")] = None,
+) -> None:
+    """Write throughput: embedder alone, single writes, batched writes, batched writes with deferred embedding."""
+    from engram.bench.write import run_write_bench
+
+    result = run(run_write_bench(n=n, batch_size=batch_size, single=single, data_dir=data_dir))
+    if as_json:
+        print(json.dumps(result))
+        return
+    from rich.table import Table
+
+    table = Table(title="engram bench write")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for k, v in result.items():
+        table.add_row(k, f"{v:,.2f}" if isinstance(v, float) else str(v))
+    out.print(table)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
