@@ -31,12 +31,15 @@ def _revision(value: str | None, *, required: bool) -> int | None:
     if value is None:
         if required:
             raise PreconditionRequired(
-                "send If-Match: <revision> with the revision you read (GET returns it as ETag)", field="If-Match"
+                "send If-Match: <revision> with the revision you read (GET returns it as ETag)",
+                field="If-Match",
             )
         return None
     raw = value.strip().removeprefix("W/").strip('"')
     if not raw.isdigit() or int(raw) < 1:
-        raise ValidationError(f"If-Match must be a revision number such as 3, got {value!r}", field="If-Match")
+        raise ValidationError(
+            f"If-Match must be a revision number such as 3, got {value!r}", field="If-Match"
+        )
     return int(raw)
 
 

@@ -1,0 +1,95 @@
+"""Shared fixtures: one embedded PostgreSQL per test session, a migrated template database, and a fresh
+database per test cloned from it (so each test has its own schema and data)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from engram import Engram, HashingEmbedder, Settings
+from engram.store import embeddings as emb
+from engram.store.embedded import EmbeddedPostgres
+from engram.store.migrate import migrate
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+TEMPLATE = "engram_template"
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
+    server = EmbeddedPostgres(tmp_path_factory.mktemp("pg"))
+    server.start()
+    server.started_here = True  # always stop what the test session started
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+async def template_db(pg_server: EmbeddedPostgres) -> str:
+    admin = pg_server.admin_conninfo()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}")
+        conn.execute(f"CREATE DATABASE {TEMPLATE}")
+    url = pg_server.admin_conninfo(TEMPLATE)
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        from psycopg.rows import dict_row
+
+        conn.row_factory = dict_row  # type: ignore[assignment]
+        await migrate(conn)  # type: ignore[arg-type]
+        hashing = HashingEmbedder()
+        await emb.register_model(conn, hashing.model_id, hashing.dimensions)  # type: ignore[arg-type]
+    return url
+
+
+def _clone(pg_server: EmbeddedPostgres, template: str) -> tuple[str, str]:
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_server.admin_conninfo(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+    return name, pg_server.admin_conninfo(name)
+
+
+def _drop(pg_server: EmbeddedPostgres, name: str) -> None:
+    with psycopg.connect(pg_server.admin_conninfo(), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def database_url(pg_server: EmbeddedPostgres, template_db: str) -> Iterator[str]:
+    """A fresh, migrated database for one test."""
+    name, url = _clone(pg_server, TEMPLATE)
+    try:
+        yield url
+    finally:
+        _drop(pg_server, name)
+
+
+@pytest.fixture
+def empty_database_url(pg_server: EmbeddedPostgres) -> Iterator[str]:
+    """A fresh database with no schema at all."""
+    name, url = _clone(pg_server, "template1")
+    try:
+        yield url
+    finally:
+        _drop(pg_server, name)
+
+
+def settings_for(url: str, **kw: object) -> Settings:
+    return Settings(database_url=url, data_dir=Path("/nonexistent"), **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def engram(database_url: str) -> AsyncIterator[Engram]:
+    mem = await Engram.open(settings_for(database_url), embedder=HashingEmbedder(), tenant="acme")
+    try:
+        yield mem
+    finally:
+        await mem.close()

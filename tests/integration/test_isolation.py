@@ -1,0 +1,115 @@
+"""Tenant isolation in the database itself (row-level security) and the Citus-ready key shape."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from engram import Engram, NotFoundError
+
+
+async def test_rls_blocks_an_unfiltered_cross_tenant_query(engram: Engram) -> None:
+    await engram.remember("acme secret roadmap", tenant="acme")
+    await engram.remember("globex secret roadmap", tenant="globex")
+    await engram.remember("globex second note", tenant="globex")
+    async with engram.db.tenant("acme") as conn:
+        who = await (await conn.execute("SELECT current_user AS u")).fetchone()
+        assert who is not None and who["u"] == "engram_app"
+        # Deliberately no tenant filter at all.
+        rows = await (await conn.execute("SELECT tenant_id, content FROM memories")).fetchall()
+        assert [r["content"] for r in rows] == ["acme secret roadmap"]
+        revs = await (await conn.execute("SELECT DISTINCT tenant_id FROM memory_revisions")).fetchall()
+        assert [r["tenant_id"] for r in revs] == ["acme"]
+        audit = await (await conn.execute("SELECT DISTINCT tenant_id FROM audit_events")).fetchall()
+        assert [r["tenant_id"] for r in audit] == ["acme"]
+    async with engram.db.app() as conn:  # no tenant set: nothing visible
+        rows = await (await conn.execute("SELECT count(*) AS n FROM memories")).fetchall()
+        assert rows[0]["n"] == 0
+
+
+async def test_rls_refuses_writes_into_another_tenant(engram: Engram) -> None:
+    other = await engram.remember("globex note", tenant="globex")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        async with engram.db.tenant("acme") as conn:
+            await conn.execute(
+                "INSERT INTO audit_events (tenant_id, id, actor, action) VALUES ('globex', gen_random_uuid(), 'x', 'y')"
+            )
+    async with engram.db.tenant("acme") as conn:
+        cur = await conn.execute("UPDATE memories SET content = 'pwned' WHERE id = %s", [other.id])
+        assert cur.rowcount == 0
+        cur = await conn.execute("DELETE FROM memories WHERE id = %s", [other.id])
+        assert cur.rowcount == 0
+    assert (await engram.get(other.id, tenant="globex")).content == "globex note"
+
+
+async def test_another_tenants_id_is_not_found(engram: Engram) -> None:
+    other = await engram.remember("globex note", tenant="globex")
+    for call in (engram.get, engram.history, engram.archive, engram.delete):
+        with pytest.raises(NotFoundError):
+            await call(other.id, tenant="acme")  # type: ignore[operator]
+    with pytest.raises(NotFoundError):
+        await engram.update(other.id, {"content": "x y"}, expected_revision=1, tenant="acme")
+
+
+async def test_service_role_cannot_bypass_rls(engram: Engram) -> None:
+    async with engram.db.app() as conn:
+        row = await (
+            await conn.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
+        ).fetchone()
+        owner = await (
+            await conn.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'memories'")
+        ).fetchone()
+    assert row is not None and owner is not None
+    assert row["rolsuper"] is False and row["rolbypassrls"] is False
+    assert owner["tableowner"] != "engram_app"
+
+
+TENANT_TABLES = (
+    "tenants", "memories", "memory_revisions", "memory_embeddings", "embedding_jobs", "relations",
+    "audit_events", "api_keys",
+)  # fmt: skip
+
+
+REFERENCE_TABLES = {"embedding_models"}
+
+
+async def test_every_key_includes_tenant_id_so_the_schema_stays_distributable(engram: Engram) -> None:
+    """SPEC 10: Citus distributes by tenant_id; every PK, unique and FK must contain it."""
+    async with engram.db.owner() as conn:
+        rows = await (
+            await conn.execute(
+                """
+                SELECT c.conrelid::regclass::text AS tbl, c.conname, c.contype,
+                       c.confrelid::regclass::text AS ref, array_agg(a.attname::text) AS cols
+                  FROM pg_constraint c
+                  JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey)
+                 WHERE c.contype IN ('p', 'u', 'f') AND c.conrelid::regclass::text = ANY(%s)
+                 GROUP BY 1, 2, 3, 4
+                """,
+                [list(TENANT_TABLES)],
+            )
+        ).fetchall()
+        idx = await (
+            await conn.execute(
+                """
+                SELECT i.indrelid::regclass::text AS tbl, i.indexrelid::regclass::text AS name,
+                       pg_get_indexdef(i.indexrelid) AS def
+                  FROM pg_index i WHERE i.indisunique AND i.indrelid::regclass::text = ANY(%s)
+                """,
+                [list(TENANT_TABLES)],
+            )
+        ).fetchall()
+        rls = await (
+            await conn.execute(
+                "SELECT relname FROM pg_class WHERE relname = ANY(%s) AND relrowsecurity",
+                [list(TENANT_TABLES)],
+            )
+        ).fetchall()
+    assert {r["tbl"] for r in rows if r["contype"] == "p"} == set(TENANT_TABLES)
+    for r in rows:
+        if r["contype"] == "f" and r["ref"] in REFERENCE_TABLES:
+            continue  # a distributed table may reference a Citus reference table by its own key
+        assert "tenant_id" in r["cols"], f"{r['tbl']}.{r['conname']} lacks tenant_id"
+    for r in idx:
+        assert "tenant_id" in r["def"], f"unique index {r['name']} lacks tenant_id"
+    assert {r["relname"] for r in rls} == set(TENANT_TABLES)

@@ -1,0 +1,54 @@
+"""Migrations: from an empty database, re-run as a no-op, edits detected, external databases told to migrate."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from engram import Engram, HashingEmbedder, MigrationError
+from engram.store.migrate import Migration, applied, available, migrate
+from tests.conftest import settings_for
+
+
+async def connect(url: str) -> psycopg.AsyncConnection:  # type: ignore[type-arg]
+    return await psycopg.AsyncConnection.connect(url, autocommit=True, row_factory=dict_row)
+
+
+async def test_from_empty_then_noop(empty_database_url: str) -> None:
+    async with await connect(empty_database_url) as conn:
+        done = await migrate(conn)
+        assert [m.version for m in done] == [m.version for m in available()]
+        assert await migrate(conn) == []
+        versions = await applied(conn)
+        assert sorted(versions) == [m.version for m in available()]
+        tables = await (
+            await conn.execute("SELECT count(*) AS n FROM pg_tables WHERE tablename = 'memories'")
+        ).fetchone()
+        assert tables is not None and tables["n"] == 1
+
+
+async def test_edited_migration_is_refused(empty_database_url: str) -> None:
+    async with await connect(empty_database_url) as conn:
+        await migrate(conn)
+        first = available()[0]
+        edited = Migration(first.version, first.name, first.sql + "\n-- edited")
+        with pytest.raises(MigrationError, match="changed after it was applied"):
+            await migrate(conn, [edited])
+
+
+async def test_failed_migration_leaves_nothing_half_applied(empty_database_url: str) -> None:
+    async with await connect(empty_database_url) as conn:
+        bad = Migration(9001, "broken", "CREATE TABLE half_done (x int); SELECT no_such_function();")
+        with pytest.raises(MigrationError, match="9001_broken"):
+            await migrate(conn, [bad])
+        row = await (await conn.execute("SELECT to_regclass('half_done') IS NULL AS gone")).fetchone()
+        assert row is not None and row["gone"]
+        assert 9001 not in await applied(conn)
+
+
+async def test_external_database_must_be_migrated_first(empty_database_url: str) -> None:
+    with pytest.raises(MigrationError, match="engram migrate"):
+        await Engram.open(settings_for(empty_database_url), embedder=HashingEmbedder())
+    mem = await Engram.open(settings_for(empty_database_url), embedder=HashingEmbedder(), run_migrations=True)
+    await mem.close()
