@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
@@ -120,9 +121,7 @@ class Engram:
     def _tenant(self, tenant: str | None) -> str:
         t = tenant or self.default_tenant
         if not t:
-            raise ValidationError(
-                "a tenant is required: pass tenant=... or open Engram with one", field="tenant"
-            )
+            raise ValidationError("a tenant is required: pass tenant=... or open Engram with one", field="tenant")
         return t
 
     @property
@@ -306,7 +305,9 @@ class Engram:
             )
         return MemoryPage(items=items, next_cursor=next_cursor)
 
-    async def history(self, memory_id: uuid.UUID | str, *, tenant: str | None = None) -> list[HistoryEntry]:
+    async def history(
+        self, memory_id: uuid.UUID | str, *, tenant: str | None = None
+    ) -> builtins.list[HistoryEntry]:
         tenant_id = self._tenant(tenant)
         mid = _uuid(memory_id)
         async with self.db.tenant(tenant_id) as conn:
@@ -392,9 +393,7 @@ class Engram:
                 [("memory.deleted", mid, {"kind": gone["kind"], "revision": gone["revision"]})],
             )
 
-    async def _locked(
-        self, conn: Conn, tenant_id: str, mid: uuid.UUID, expected_revision: int | None
-    ) -> Memory:
+    async def _locked(self, conn: Conn, tenant_id: str, mid: uuid.UUID, expected_revision: int | None) -> Memory:
         current = await q.fetch_one(conn, tenant_id, mid, for_update=True)
         if current is None:
             raise NotFoundError(f"memory {mid} does not exist in this tenant", field="id")

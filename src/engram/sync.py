@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import threading
 import uuid
 from collections.abc import Coroutine, Mapping, Sequence
@@ -51,9 +52,7 @@ class EngramSync:
         tenant: str | None = None, actor: str = "library",
     ) -> Memory:  # fmt: skip
         return self._run(
-            self.engram.update(
-                memory_id, patch, expected_revision=expected_revision, tenant=tenant, actor=actor
-            )
+            self.engram.update(memory_id, patch, expected_revision=expected_revision, tenant=tenant, actor=actor)
         )
 
     def archive(self, memory_id: uuid.UUID | str, **kwargs: Any) -> Memory:
@@ -62,7 +61,7 @@ class EngramSync:
     def delete(self, memory_id: uuid.UUID | str, **kwargs: Any) -> None:
         self._run(self.engram.delete(memory_id, **kwargs))
 
-    def history(self, memory_id: uuid.UUID | str, *, tenant: str | None = None) -> list[HistoryEntry]:
+    def history(self, memory_id: uuid.UUID | str, *, tenant: str | None = None) -> builtins.list[HistoryEntry]:
         return self._run(self.engram.history(memory_id, tenant=tenant))
 
     def close(self) -> None:

@@ -103,9 +103,7 @@ async def test_identical_content_is_never_embedded_twice(engram: Engram) -> None
 async def test_deferred_writes_are_embedded_by_the_worker(engram: Engram) -> None:
     from engram.workers.enrichment import EnrichmentWorker
 
-    results = await engram.remember_many(
-        [{"content": f"deferred note {i}"} for i in range(30)], embed="deferred"
-    )
+    results = await engram.remember_many([{"content": f"deferred note {i}"} for i in range(30)], embed="deferred")
     assert all(not r.embedded for r in results)  # type: ignore[union-attr]
     worker = EnrichmentWorker(engram, interval=0.05)
     worker.start()

@@ -56,9 +56,7 @@ async def test_service_role_cannot_bypass_rls(engram: Engram) -> None:
         row = await (
             await conn.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
         ).fetchone()
-        owner = await (
-            await conn.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'memories'")
-        ).fetchone()
+        owner = await (await conn.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'memories'")).fetchone()
     assert row is not None and owner is not None
     assert row["rolsuper"] is False and row["rolbypassrls"] is False
     assert owner["tableowner"] != "engram_app"

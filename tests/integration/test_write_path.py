@@ -72,9 +72,7 @@ async def test_two_racing_writers_are_both_accounted_for(engram: Engram) -> None
 async def test_twenty_concurrent_writes_of_one_fact_leave_one_active(engram: Engram) -> None:
     results = await asyncio.gather(
         *(
-            engram.remember(
-                f"Preferred currency is option {i}", kind="semantic", fact_key="currency", user_id="u1"
-            )
+            engram.remember(f"Preferred currency is option {i}", kind="semantic", fact_key="currency", user_id="u1")
             for i in range(20)
         )
     )
@@ -114,9 +112,7 @@ async def test_supersession_keeps_history_and_replaying_the_fact_is_a_noop(engra
     current = await engram.get(new.id)
     assert current.valid_from == previous.valid_until
     # Another user's fact with the same key is a different scope: untouched.
-    other = await engram.remember(
-        "Invoices in JPY", kind="semantic", fact_key="invoice_currency", user_id="v"
-    )
+    other = await engram.remember("Invoices in JPY", kind="semantic", fact_key="invoice_currency", user_id="v")
     assert other.supersedes == []
     assert (await engram.get(new.id)).status == "active"
 

@@ -13,9 +13,7 @@ from engram.service import Engram
 from engram.store import keys
 from engram.store.keys import Principal
 
-_bearer = HTTPBearer(
-    auto_error=False, description="An Engram API key: `engram keys create --tenant T --role R`"
-)
+_bearer = HTTPBearer(auto_error=False, description="An Engram API key: `engram keys create --tenant T --role R`")
 
 _CACHE_SECONDS = 10.0
 

@@ -58,9 +58,7 @@ def _request_validation(exc: RequestValidationError) -> e.ValidationError:
         details.append({"field": field_path(loc), "message": describe(err), "type": str(err.get("type"))})
     first = details[0] if details else {"field": "body", "message": "invalid request"}
     if first["message"] == "JSON decode error":
-        first["message"] = "the body is not valid JSON: " + str(
-            exc.errors()[0].get("ctx", {}).get("error", "")
-        )
+        first["message"] = "the body is not valid JSON: " + str(exc.errors()[0].get("ctx", {}).get("error", ""))
     message = f"{first['field']}: {first['message']}"
     if len(details) > 1:
         message += f" (and {len(details) - 1} more)"

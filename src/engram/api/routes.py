@@ -37,9 +37,7 @@ def _revision(value: str | None, *, required: bool) -> int | None:
         return None
     raw = value.strip().removeprefix("W/").strip('"')
     if not raw.isdigit() or int(raw) < 1:
-        raise ValidationError(
-            f"If-Match must be a revision number such as 3, got {value!r}", field="If-Match"
-        )
+        raise ValidationError(f"If-Match must be a revision number such as 3, got {value!r}", field="If-Match")
     return int(raw)
 
 
@@ -131,9 +129,7 @@ async def update_memory(
     """Change fields. Needs If-Match: <revision>; 428 without it, 409 when someone changed it first."""
     expected = _revision(if_match, required=True)
     assert expected is not None
-    mem = await engram.update(
-        memory_id, body, expected_revision=expected, tenant=caller.tenant_id, actor=caller.actor
-    )
+    mem = await engram.update(memory_id, body, expected_revision=expected, tenant=caller.tenant_id, actor=caller.actor)
     response.headers["ETag"] = f'"{mem.revision}"'
     return mem
 

@@ -26,9 +26,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
-bench_app = typer.Typer(
-    help="Benchmarks that print JSON (not tests: machines are noisy).", no_args_is_help=True
-)
+bench_app = typer.Typer(help="Benchmarks that print JSON (not tests: machines are noisy).", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 app.add_typer(bench_app, name="bench")
 
@@ -104,17 +102,13 @@ async def _serve(settings: Settings) -> None:
     from engram.service import Engram
 
     where = (
-        "external PostgreSQL (DATABASE_URL)"
-        if settings.database_url
-        else f"embedded PostgreSQL in {settings.data_dir}"
+        "external PostgreSQL (DATABASE_URL)" if settings.database_url else f"embedded PostgreSQL in {settings.data_dir}"
     )
     err.print(f"Starting Engram on {where} ...", highlight=False)
     engram = await Engram.open(settings)
     try:
         app = create_app(engram, enrichment_interval=settings.enrichment_interval)
-        config = uvicorn.Config(
-            app, host=settings.host, port=settings.port, log_level="warning", lifespan="on"
-        )
+        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
         url = f"http://{settings.host}:{settings.port}"
         data_opt = "" if settings.database_url else f" --data-dir {settings.data_dir}"
@@ -175,9 +169,7 @@ def keys_create(
     from engram.store.keys import ROLES
 
     if role not in ROLES:
-        err.print(
-            f"[bold red]error[/]: --role must be one of {', '.join(ROLES)}, got {role!r}", highlight=False
-        )
+        err.print(f"[bold red]error[/]: --role must be one of {', '.join(ROLES)}, got {role!r}", highlight=False)
         raise typer.Exit(2)
     key_id, key = run(_keys_create(settings_for(data_dir), tenant, role, name))
     err.print(f"Created {role} key {key_id} for tenant {tenant}. Store it now; it is not shown again.")
@@ -314,9 +306,7 @@ def bench_write(
     batch_size: Annotated[int, typer.Option(help="Items per batch write.")] = 250,
     single: Annotated[int, typer.Option(help="Memories for the single-write phase.")] = 300,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
-    data_dir: Annotated[
-        Path | None, typer.Option(help="Benchmark database directory (default: a temp dir).")
-    ] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Benchmark database directory (default: a temp dir).")] = None,
 ) -> None:
     """Write throughput: embedder alone, single writes, batched writes, batched writes with deferred embedding."""
     from engram.bench.write import run_write_bench

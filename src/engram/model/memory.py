@@ -22,9 +22,7 @@ from engram.model.text import MAX_CONTENT_CHARS, content_hash, normalise_whitesp
 Kind = Literal["working", "episodic", "semantic", "procedural"]
 Visibility = Literal["user", "workflow", "tenant", "system"]
 Status = Literal["active", "pending_approval", "quarantined", "superseded", "archived", "rejected"]
-SourceType = Literal[
-    "user_message", "tool_result", "document", "human_note", "system_event", "agent_inference"
-]
+SourceType = Literal["user_message", "tool_result", "document", "human_note", "system_event", "agent_inference"]
 
 KINDS: tuple[str, ...] = get_args(Kind)
 VISIBILITIES: tuple[str, ...] = get_args(Visibility)
@@ -140,9 +138,7 @@ class MemoryInput(_Content):
     valid_until: Timestamp | None = None
     expires_at: Timestamp | None = None
     policy: Policy = Field(default_factory=Policy)
-    tags: Annotated[list[Tag], Field(max_length=MAX_TAGS), AfterValidator(_check_tags)] = Field(
-        default_factory=list
-    )
+    tags: Annotated[list[Tag], Field(max_length=MAX_TAGS), AfterValidator(_check_tags)] = Field(default_factory=list)
     metadata: Annotated[dict[str, Any], AfterValidator(_check_metadata)] = Field(default_factory=dict)
 
     @field_validator("valid_until", mode="after")

@@ -16,9 +16,7 @@ def build_embedder(settings: Settings) -> Embedder:
         from engram.providers.openai import OpenAIEmbedder
 
         if not settings.embedding_url:
-            raise ValidationError(
-                "ENGRAM_EMBEDDING_URL must be set when ENGRAM_EMBEDDER=openai", field="embedding_url"
-            )
+            raise ValidationError("ENGRAM_EMBEDDING_URL must be set when ENGRAM_EMBEDDER=openai", field="embedding_url")
         key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
         return OpenAIEmbedder(
             base_url=settings.embedding_url,

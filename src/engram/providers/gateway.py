@@ -41,14 +41,14 @@ class EmbeddingGateway:
             raise ProviderError(f"embedder returned {len(vectors)} vectors for {len(texts)} texts")
         return vectors
 
-    async def embed(self, texts: Sequence[str], *, timeout: float | None = None) -> list[Vector]:
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
             return []
         started = time.perf_counter()
         self.calls += 1
         chunks = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         try:
-            async with asyncio.timeout(self.timeout if timeout is None else timeout):
+            async with asyncio.timeout(self.timeout):
                 parts = await asyncio.gather(*(self._batch(c) for c in chunks))
         except TimeoutError as exc:
             self.failures += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class HashingEmbedder:
     def _one(self, text: str) -> np.ndarray[tuple[int], np.dtype[np.float32]]:
         vec = np.zeros(self._dimensions, dtype=np.float32)
         words = _WORD.findall(text.lower())
-        for feature in words + [a + " " + b for a, b in zip(words, words[1:], strict=False)]:
+        for feature in words + [a + " " + b for a, b in pairwise(words)]:
             digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
             bucket = int.from_bytes(digest[:4], "little") % self._dimensions
             vec[bucket] += 1.0 if digest[4] & 1 else -1.0

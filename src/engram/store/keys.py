@@ -14,9 +14,7 @@ from engram.store.database import Conn
 ROLES = ("agent", "reviewer", "admin")
 KEY_PREFIX = "egm_"
 
-ENSURE_TENANT: LiteralString = (
-    "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT (tenant_id) DO NOTHING"
-)
+ENSURE_TENANT: LiteralString = "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT (tenant_id) DO NOTHING"
 INSERT_KEY: LiteralString = """
 INSERT INTO api_keys (tenant_id, id, name, role, prefix, key_hash) VALUES (%s, %s, %s, %s, %s, %s)
 """

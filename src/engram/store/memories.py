@@ -61,9 +61,7 @@ SELECT_ACTIVE_FACT: LiteralString = (
 
 SELECT_MEMORY: LiteralString = "SELECT " + MEMORY_COLUMNS + " FROM memories WHERE tenant_id = %s AND id = %s"
 SELECT_MEMORY_FOR_UPDATE: LiteralString = SELECT_MEMORY + " FOR UPDATE"
-SELECT_MEMORIES: LiteralString = (
-    "SELECT " + MEMORY_COLUMNS + " FROM memories WHERE tenant_id = %s AND id = ANY(%s)"
-)
+SELECT_MEMORIES: LiteralString = "SELECT " + MEMORY_COLUMNS + " FROM memories WHERE tenant_id = %s AND id = ANY(%s)"
 
 FACT_LOCK: LiteralString = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 CLOCK: LiteralString = "SELECT clock_timestamp() AS ts"
@@ -275,9 +273,7 @@ async def insert_fact(
         ).fetchone()
         if row is not None:
             return await _replay(conn, tenant_id, index, item)
-    active_row = await (
-        await conn.execute(SELECT_ACTIVE_FACT, [tenant_id, scope_key(item), item.fact_key])
-    ).fetchone()
+    active_row = await (await conn.execute(SELECT_ACTIVE_FACT, [tenant_id, scope_key(item), item.fact_key])).fetchone()
     active = Memory.from_row(active_row) if active_row else None
     if active is not None and active.content_hash == item.content_hash:
         return Outcome(index, active.id, False, ["fact_unchanged"], memory=active)
@@ -313,9 +309,7 @@ async def fetch_many(conn: Conn, tenant_id: str, ids: Sequence[uuid.UUID]) -> di
     return {m.id: m for m in (Memory.from_row(r) for r in await cur.fetchall())}
 
 
-async def fetch_one(
-    conn: Conn, tenant_id: str, mem_id: uuid.UUID, *, for_update: bool = False
-) -> Memory | None:
+async def fetch_one(conn: Conn, tenant_id: str, mem_id: uuid.UUID, *, for_update: bool = False) -> Memory | None:
     query = SELECT_MEMORY_FOR_UPDATE if for_update else SELECT_MEMORY
     row = await (await conn.execute(query, [tenant_id, mem_id])).fetchone()
     return Memory.from_row(row) if row else None
@@ -405,7 +399,7 @@ async def list_page(
     limit: int,
     cursor: str | None,
 ) -> tuple[list[Memory], str | None]:
-    conds = [sql.SQL("tenant_id = %(tenant_id)s")]
+    conds: list[sql.Composable] = [sql.SQL("tenant_id = %(tenant_id)s")]
     params: dict[str, Any] = {"tenant_id": tenant_id, "limit": limit + 1}
     for name in LIST_FILTERS:
         if name in filters and filters[name] is not None:

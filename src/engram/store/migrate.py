@@ -58,18 +58,14 @@ def available() -> list[Migration]:
 
 
 async def applied(conn: AsyncConnection[DictRow]) -> dict[int, str]:
-    exists = await (
-        await conn.execute("SELECT to_regclass('engram_migrations') IS NOT NULL AS ok")
-    ).fetchone()
+    exists = await (await conn.execute("SELECT to_regclass('engram_migrations') IS NOT NULL AS ok")).fetchone()
     if not exists or not exists["ok"]:
         return {}
     cur = await conn.execute("SELECT version, checksum FROM engram_migrations")
     return {int(r["version"]): str(r["checksum"]) for r in await cur.fetchall()}
 
 
-async def migrate(
-    conn: AsyncConnection[DictRow], migrations: list[Migration] | None = None
-) -> list[Migration]:
+async def migrate(conn: AsyncConnection[DictRow], migrations: list[Migration] | None = None) -> list[Migration]:
     """Apply every pending migration; return the ones applied now. ``conn`` must be in autocommit mode."""
     migrations = available() if migrations is None else migrations
     await conn.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])

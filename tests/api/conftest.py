@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import httpx
+import pytest
+
+from engram import Engram
+from engram.api import create_app
+from engram.store import keys
+
+MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
+
+
+@pytest.fixture
+async def make_client(engram: Engram) -> AsyncIterator[MakeClient]:
+    """Clients authenticated with a fresh key for a tenant and role."""
+    app = create_app(engram, run_worker=False)
+    clients: list[httpx.AsyncClient] = []
+
+    async def make(tenant: str = "acme", role: str = "agent") -> httpx.AsyncClient:
+        async with engram.db.tenant(tenant) as conn:
+            _, key = await keys.create(conn, tenant, role, "test")
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://engram.test",
+            headers={"Authorization": f"Bearer {key}"},
+        )
+        clients.append(client)
+        return client
+
+    yield make
+    for c in clients:
+        await c.aclose()
+
+
+@pytest.fixture
+async def client(make_client: MakeClient) -> httpx.AsyncClient:
+    return await make_client()
