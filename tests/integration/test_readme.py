@@ -1,0 +1,22 @@
+"""The README's Python example runs as written (against a test database, with the hashing embedder)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_python_example_runs(database_url: str) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert blocks, "the README has no python example"
+    env = {**os.environ, "DATABASE_URL": database_url, "ENGRAM_EMBEDDER": "hashing"}
+    for code in blocks:
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "superseded -> True" in done.stdout
+        assert "['created', 'superseded']" in done.stdout
