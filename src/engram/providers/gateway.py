@@ -47,9 +47,11 @@ class EmbeddingGateway:
         started = time.perf_counter()
         self.calls += 1
         chunks = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        batches: list[asyncio.Task[list[Vector]]] = []
         try:
             async with asyncio.timeout(self.timeout):
-                parts = await asyncio.gather(*(self._batch(c) for c in chunks))
+                batches = [asyncio.create_task(self._batch(c)) for c in chunks]
+                parts = await asyncio.gather(*batches)
         except TimeoutError as exc:
             self.failures += 1
             raise ProviderTimeout(
@@ -62,5 +64,9 @@ class EmbeddingGateway:
             self.failures += 1
             raise ProviderError(f"embedder {self.model_id} failed: {exc}") from exc
         finally:
+            # gather() leaves the other batches running when one fails: stop them, so a failed call does
+            # not keep sending requests to a struggling provider or hold slots the next call needs.
+            for batch in batches:
+                batch.cancel()
             self.seconds += time.perf_counter() - started
         return [v for part in parts for v in part]
