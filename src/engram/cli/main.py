@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import signal
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
@@ -30,7 +31,7 @@ bench_app = typer.Typer(help="Benchmarks that print JSON (not tests: machines ar
 app.add_typer(keys_app, name="keys")
 app.add_typer(bench_app, name="bench")
 
-out = Console()
+out = Console(soft_wrap=True)  # never wrap stdout: commands and URLs stay copyable, lines parseable
 err = Console(stderr=True)
 
 EXIT_CODES: list[tuple[type[e.EngramError], int]] = [
@@ -92,6 +93,8 @@ def serve(
     """Run the REST API (and the enrichment worker) on the embedded or external PostgreSQL."""
     settings = settings_for(data_dir, host=host, port=port)
     _setup_logging(settings.log_level)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # exit by unwinding (not by task cancellation or signal
+        signal.signal(sig, lambda *_: sys.exit(0))  # death) so Engram.close() stops the PostgreSQL it started
     run(_serve(settings))
 
 
@@ -203,7 +206,9 @@ def keys_list(tenant: Tenant, data_dir: DataDir = None) -> None:
     rows = run(_keys_list(settings_for(data_dir), tenant))
     for r in rows:
         state = "revoked" if r["revoked_at"] else "active"
-        out.print(f"{r['id']}  {r['role']:<8}  {r['prefix']}...  {state:<7}  {r['name']}", highlight=False)
+        out.print(
+            f"{r['id']}  {r['role']:<8}  {r['prefix']}...  {state:<7}  {r['name']}", highlight=False, markup=False
+        )
 
 
 async def _keys_list(settings: Settings, tenant: str) -> list[dict[str, Any]]:
