@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -42,3 +42,11 @@ class Settings(BaseSettings):
     pool_max_size: int = Field(default=10, ge=1)
     enrichment_interval: float = Field(default=1.0, gt=0, description="Seconds between enrichment polls.")
     log_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _pool_sizes(self) -> Settings:
+        if self.pool_min_size > self.pool_max_size:
+            raise ValueError(
+                f"pool_min_size ({self.pool_min_size}) must not exceed pool_max_size ({self.pool_max_size})"
+            )
+        return self

@@ -28,6 +28,7 @@ from engram.errors import (
     ValidationError,
 )
 from engram.model import HistoryEntry, Memory, MemoryInput, MemoryPage, MemoryPatch, WriteResult
+from engram.model.ids import check_tenant, parse_uuid
 from engram.model.text import content_hash
 from engram.model.validation import parse
 from engram.providers.base import Embedder, Vector
@@ -72,14 +73,17 @@ class Engram:
         embedder: Embedder | None = None,
         tenant: str | None = None,
         run_migrations: bool | None = None,
+        embedding: bool = True,
     ) -> Engram:
         """Connect (starting the embedded PostgreSQL when no DATABASE_URL is set), migrate, load the embedder.
 
         Migrations run automatically on the embedded database; on an external one run ``engram migrate``
-        (or pass ``run_migrations=True``).
+        (or pass ``run_migrations=True``). ``embedding=False`` skips the embedder (for read-only tools).
         """
         settings = settings or Settings()
         db, embedded = await connect_store(settings, run_migrations=run_migrations)
+        if not embedding:
+            return cls(db, None, tenant=tenant, embedded=embedded)
         try:
             if embedder is None:
                 from engram.providers.factory import build_embedder
@@ -122,7 +126,7 @@ class Engram:
         t = tenant or self.default_tenant
         if not t:
             raise ValidationError("a tenant is required: pass tenant=... or open Engram with one", field="tenant")
-        return t
+        return check_tenant(t)
 
     @property
     def model_id(self) -> str | None:
@@ -305,9 +309,7 @@ class Engram:
             )
         return MemoryPage(items=items, next_cursor=next_cursor)
 
-    async def history(
-        self, memory_id: uuid.UUID | str, *, tenant: str | None = None
-    ) -> builtins.list[HistoryEntry]:
+    async def history(self, memory_id: uuid.UUID | str, *, tenant: str | None = None) -> builtins.list[HistoryEntry]:
         tenant_id = self._tenant(tenant)
         mid = _uuid(memory_id)
         async with self.db.tenant(tenant_id) as conn:
@@ -430,8 +432,8 @@ async def connect_store(
     else:
         embedded = EmbeddedPostgres(settings.data_dir)
         conninfo = await asyncio.to_thread(embedded.start)
-    db = Database(conninfo, min_size=settings.pool_min_size, max_size=settings.pool_max_size)
     try:
+        db = Database(conninfo, min_size=settings.pool_min_size, max_size=settings.pool_max_size)
         async with db.owner() as conn:
             if run_migrations if run_migrations is not None else embedded is not None:
                 await migrate(conn)
@@ -456,9 +458,4 @@ async def _require_current_schema(conn: Any) -> None:
 
 
 def _uuid(value: uuid.UUID | str) -> uuid.UUID:
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except ValueError as exc:
-        raise ValidationError(f"{value!r} is not a memory id (a UUID)", field="id") from exc
+    return parse_uuid(value)

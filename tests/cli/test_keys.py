@@ -50,7 +50,8 @@ def test_bad_tenant_exits_2_and_names_the_tenant(data_dir: Path, workdir: Path) 
     assert "Traceback" not in r.stderr
     assert not re.search(r"egm_", r.stdout), "no key may be printed on failure"
     # ... and nothing was created for it.
-    assert _list_lines(data_dir, workdir, tenant="has space") == []
+    listed = run_cli("keys", "list", "--tenant", "has space", "--data-dir", data_dir, cwd=workdir)
+    assert listed.returncode == 2 and "not a valid tenant id" in flat(listed.stderr)
 
 
 def test_list_and_revoke(data_dir: Path, workdir: Path) -> None:

@@ -211,8 +211,6 @@ def test_serve_on_a_busy_port_fails_and_stops_its_postgres(data_dir: Path, serve
     assert code != 0, server.describe()
     assert "address already in use" in flat(server.stderr).lower(), server.describe()
     assert postmaster_pid(data_dir) is None, "the PostgreSQL it started must be stopped again"
-    if "listening on" in server.stdout or code == 3:
-        pytest.xfail(
-            "known bug: serve prints 'Engram is listening on ...' before uvicorn binds the port, and "
-            "uvicorn's startup-failure exit code (3) collides with the CLI's exit code 3 (not found)"
-        )
+    assert code == 2, server.describe()  # a usage problem, named: --port
+    assert "listening on" not in server.stdout
+    assert "--port" in flat(server.stderr)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import signal
+import socket
 import sys
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -32,7 +32,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(bench_app, name="bench")
 
 out = Console(soft_wrap=True)  # never wrap stdout: commands and URLs stay copyable, lines parseable
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 EXIT_CODES: list[tuple[type[e.EngramError], int]] = [
     (e.ValidationError, 2),
@@ -61,10 +61,19 @@ def exit_code(exc: e.EngramError) -> int:
 
 def settings_for(data_dir: Path | None, **overrides: Any) -> Settings:
     """Settings from the environment, with command-line options on top."""
+    import pydantic
+
+    from engram.model.validation import from_pydantic
+
     values = {k: v for k, v in overrides.items() if v is not None}
     if data_dir is not None:
         values["data_dir"] = data_dir
-    return Settings(**values)
+    try:
+        return Settings(**values)
+    except pydantic.ValidationError as exc:
+        problem = from_pydantic(exc)
+        err.print(f"[bold red]error[/]: invalid setting {problem.message}", highlight=False, markup=True)
+        raise typer.Exit(2) from None
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
@@ -93,8 +102,6 @@ def serve(
     """Run the REST API (and the enrichment worker) on the embedded or external PostgreSQL."""
     settings = settings_for(data_dir, host=host, port=port)
     _setup_logging(settings.log_level)
-    for sig in (signal.SIGINT, signal.SIGTERM):  # exit by unwinding (not by task cancellation or signal
-        signal.signal(sig, lambda *_: sys.exit(0))  # death) so Engram.close() stops the PostgreSQL it started
     run(_serve(settings))
 
 
@@ -102,17 +109,23 @@ async def _serve(settings: Settings) -> None:
     import uvicorn
 
     from engram.api import create_app
+    from engram.api.server import Server
     from engram.service import Engram
 
+    sock = _bind(settings.host, settings.port)  # fail fast, before starting anything
     where = (
         "external PostgreSQL (DATABASE_URL)" if settings.database_url else f"embedded PostgreSQL in {settings.data_dir}"
     )
     err.print(f"Starting Engram on {where} ...", highlight=False)
-    engram = await Engram.open(settings)
+    try:
+        engram = await Engram.open(settings)
+    except BaseException:
+        sock.close()
+        raise
     try:
         app = create_app(engram, enrichment_interval=settings.enrichment_interval)
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
-        server = uvicorn.Server(config)
+        server = Server(config)
         url = f"http://{settings.host}:{settings.port}"
         data_opt = "" if settings.database_url else f" --data-dir {settings.data_dir}"
         out.print(f"Engram is listening on {url}  (API docs: {url}/docs)", highlight=False)
@@ -120,9 +133,26 @@ async def _serve(settings: Settings) -> None:
             f"Create an API key in another terminal:  engram keys create --tenant my-team --role agent{data_opt}",
             highlight=False,
         )
-        await server.serve()
+        await server.serve(sockets=[sock])
     finally:
+        sock.close()
         await engram.close()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise e.ValidationError(
+            f"cannot listen on {host}:{port}: {exc.strerror}; choose another with --port or ENGRAM_PORT", field="port"
+        ) from exc
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
 
 
 # --- migrate -------------------------------------------------------------------------------------------
@@ -180,24 +210,26 @@ def keys_create(
 
 
 async def _keys_create(settings: Settings, tenant: str, role: str, name: str) -> tuple[str, str]:
-    import psycopg
-
-    from engram.service import connect_store
     from engram.store import keys
 
+    key_id, key = await _in_tenant(settings, tenant, lambda conn: keys.create(conn, tenant, role, name))
+    return str(key_id), key
+
+
+async def _in_tenant(settings: Settings, tenant: str, action: Callable[[Any], Awaitable[T]]) -> T:
+    """Run ``action(conn)`` in one tenant transaction, without loading an embedder."""
+    from engram.model.ids import check_tenant
+    from engram.service import connect_store
+
+    check_tenant(tenant)
     db, embedded = await connect_store(settings)
     try:
         async with db.tenant(tenant) as conn:
-            key_id, key = await keys.create(conn, tenant, role, name)
-    except psycopg.errors.CheckViolation as exc:
-        raise e.ValidationError(
-            "tenant must be 1-128 characters of letters, digits, '_', '.', ':' or '-'", field="tenant"
-        ) from exc
+            return await action(conn)
     finally:
         await db.close()
         if embedded is not None:
             embedded.stop()
-    return str(key_id), key
 
 
 @keys_app.command("list")
@@ -212,17 +244,12 @@ def keys_list(tenant: Tenant, data_dir: DataDir = None) -> None:
 
 
 async def _keys_list(settings: Settings, tenant: str) -> list[dict[str, Any]]:
-    from engram.service import connect_store
     from engram.store import keys
 
-    db, embedded = await connect_store(settings)
-    try:
-        async with db.tenant(tenant) as conn:
-            return await (await conn.execute(keys.LIST_KEYS, [tenant])).fetchall()
-    finally:
-        await db.close()
-        if embedded is not None:
-            embedded.stop()
+    async def fetch(conn: Any) -> list[dict[str, Any]]:
+        return await (await conn.execute(keys.LIST_KEYS, [tenant])).fetchall()  # type: ignore[no-any-return]
+
+    return await _in_tenant(settings, tenant, fetch)
 
 
 @keys_app.command("revoke")
@@ -235,19 +262,16 @@ def keys_revoke(
 
 
 async def _keys_revoke(settings: Settings, tenant: str, key_id: str) -> None:
-    from engram.service import _uuid, connect_store
+    from engram.model.ids import parse_uuid
     from engram.store import keys
 
-    db, embedded = await connect_store(settings)
-    try:
-        async with db.tenant(tenant) as conn:
-            row = await (await conn.execute(keys.REVOKE, [tenant, _uuid(key_id)])).fetchone()
-        if row is None:
-            raise e.NotFoundError(f"no active key {key_id} in tenant {tenant}", field="key_id")
-    finally:
-        await db.close()
-        if embedded is not None:
-            embedded.stop()
+    kid = parse_uuid(key_id, field="key_id", what="key id")
+
+    async def revoke(conn: Any) -> Any:
+        return await (await conn.execute(keys.REVOKE, [tenant, kid])).fetchone()
+
+    if await _in_tenant(settings, tenant, revoke) is None:
+        raise e.NotFoundError(f"no active key {key_id} in tenant {tenant}", field="key_id")
 
 
 # --- quick use -----------------------------------------------------------------------------------------
@@ -291,14 +315,14 @@ def get(
     data_dir: DataDir = None,
 ) -> None:
     """Print one memory as JSON."""
-    mem = run(_with_engram(settings_for(data_dir), lambda m: m.get(memory_id, tenant=tenant)))
+    mem = run(_with_engram(settings_for(data_dir), lambda m: m.get(memory_id, tenant=tenant), embedding=False))
     print(mem.model_dump_json(indent=2))
 
 
-async def _with_engram(settings: Settings, action: Any) -> Any:
+async def _with_engram(settings: Settings, action: Any, *, embedding: bool = True) -> Any:
     from engram.service import Engram
 
-    async with await Engram.open(settings) as engram:
+    async with await Engram.open(settings, embedding=embedding) as engram:
         return await action(engram)
 
 

@@ -2,9 +2,34 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import uuid_utils
+
+from engram.errors import ValidationError
+
+# Must match the engram_tenant domain in migrations/0001_foundation.sql.
+TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$")
+
+
+def check_tenant(tenant_id: str) -> str:
+    if not TENANT_PATTERN.match(tenant_id):
+        raise ValidationError(
+            f"tenant {tenant_id!r} is not a valid tenant id: use 1-128 letters, digits, '_', '.', ':' or '-', "
+            "starting with a letter or digit",
+            field="tenant",
+        )
+    return tenant_id
+
+
+def parse_uuid(value: uuid.UUID | str, *, field: str = "id", what: str = "memory id") -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError as exc:
+        raise ValidationError(f"{value!r} is not a {what} (a UUID)", field=field) from exc
 
 
 def new_id() -> uuid.UUID:
