@@ -11,11 +11,13 @@ import asyncio
 import builtins
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
+import numpy as np
 import psycopg
+from psycopg.types.json import Jsonb
 
 from engram.config import Settings
 from engram.errors import (
@@ -27,12 +29,16 @@ from engram.errors import (
     RevisionConflict,
     ValidationError,
 )
-from engram.model import HistoryEntry, Memory, MemoryInput, MemoryPage, MemoryPatch, WriteResult
+from engram.model import HistoryEntry, Memory, MemoryInput, MemoryPage, MemoryPatch, WriteResult, new_id
 from engram.model.ids import check_tenant, parse_uuid
+from engram.model.recall import RecallRequest, RecallResult, Receipt, Relation, RelationInput
 from engram.model.text import content_hash
 from engram.model.validation import parse
 from engram.providers.base import Embedder, Vector
 from engram.providers.gateway import EmbeddingGateway
+from engram.retrieval import receipts
+from engram.retrieval.config import RetrievalConfig
+from engram.retrieval.engine import Retriever
 from engram.store import embeddings as emb
 from engram.store import memories as q
 from engram.store.database import Conn, Database
@@ -58,6 +64,7 @@ class Engram:
         embedded: EmbeddedPostgres | None = None,
     ) -> None:
         self.db = db
+        self.retriever = Retriever(db, gateway)
         self.gateway = gateway
         self.default_tenant = tenant
         self.embedded = embedded
@@ -108,6 +115,7 @@ class Engram:
         return cls(db, gateway, tenant=tenant, embedded=embedded)
 
     async def close(self) -> None:
+        await self.retriever.drain()
         await self.db.close()
         if self.gateway is not None:
             await self.gateway.embedder.aclose()
@@ -127,6 +135,15 @@ class Engram:
         if not t:
             raise ValidationError("a tenant is required: pass tenant=... or open Engram with one", field="tenant")
         return check_tenant(t)
+
+    @property
+    def gateway(self) -> EmbeddingGateway | None:
+        return self._gateway
+
+    @gateway.setter
+    def gateway(self, value: EmbeddingGateway | None) -> None:
+        self._gateway = value
+        self.retriever.gateway = value
 
     @property
     def model_id(self) -> str | None:
@@ -266,10 +283,20 @@ class Engram:
                 )  # fmt: skip
                 waiting = [o.id for o in created if o.content_hash not in vectors]
                 await emb.enqueue(conn, tenant_id, model, waiting, defer_reason or "no_vector")
+            sessions = {s for o in created if (s := by_index[o.index].session_id) is not None}
+            await self._refresh_sessions(conn, tenant_id, sessions)
             await journal.flush(conn, tenant_id, actor)
         if any(o.created and o.content_hash not in vectors for o in outcomes):
             self.work_pending.set()
         return outcomes
+
+    async def _refresh_sessions(self, conn: Conn, tenant_id: str, sessions: Iterable[str | None]) -> None:
+        """Rebuild conversational search keys and context vectors of these sessions (see 0002_retrieval.sql)."""
+        todo = sorted({s for s in sessions if s is not None})
+        if not todo:
+            return
+        model, dims = (self.gateway.model_id, self.gateway.dimensions) if self.gateway else ("", 1)
+        await conn.execute(emb.REFRESH_SESSIONS, [tenant_id, todo, model, dims])
 
     # --- reads ---------------------------------------------------------------------------------------
 
@@ -346,6 +373,8 @@ class Engram:
             if content_changed and self.gateway is not None:
                 await conn.execute(emb.DROP_VECTORS, [tenant_id, mid])
                 await emb.enqueue(conn, tenant_id, self.gateway.model_id, [mid], "content_changed")
+            if cols.keys() & {"content", "summary", "valid_from"}:
+                await self._refresh_sessions(conn, tenant_id, [mem.session_id])
             journal.record(mid, "updated", "memory.updated", {"fields": sorted(changes.model_fields_set)})
             await journal.flush(conn, tenant_id, actor)
         if content_changed:
@@ -388,6 +417,7 @@ class Engram:
             await self._locked(conn, tenant_id, mid, expected_revision)
             gone = await q.delete(conn, tenant_id, mid)
             assert gone is not None
+            await self._refresh_sessions(conn, tenant_id, [gone["session_id"]])
             await q.write_audit(
                 conn,
                 tenant_id,
@@ -406,6 +436,74 @@ class Engram:
                 current_revision=current.revision,
             )
         return current
+
+    # --- recall ---------------------------------------------------------------------------------------
+
+    async def recall(
+        self,
+        query: str | RecallRequest | Mapping[str, Any],
+        *,
+        tenant: str | None = None,
+        actor: str = "library",
+        config: RetrievalConfig | None = None,
+        query_vector: Sequence[float] | None = None,
+        **fields: Any,
+    ) -> RecallResult:
+        """The few memories that should enter the model's context, as items and a prompt packet, with a
+        stored receipt. ``config`` replaces the named preset; ``query_vector`` skips embedding the query."""
+        tenant_id = self._tenant(tenant)
+        data: Any = {"query": query, **fields} if isinstance(query, str) else query
+        req = parse(RecallRequest, data)
+        vector = np.asarray(query_vector, dtype=np.float32) if query_vector is not None else None
+        return await self.retriever.recall(tenant_id, req, actor=actor, config=config, query_vector=vector)
+
+    async def receipt(self, receipt_id: uuid.UUID | str, *, tenant: str | None = None) -> Receipt:
+        tenant_id = self._tenant(tenant)
+        rid = parse_uuid(receipt_id, field="receipt_id", what="receipt id")
+        async with self.db.tenant(tenant_id) as conn:
+            found = await receipts.get(conn, tenant_id, rid)
+        if found is None:
+            raise NotFoundError(f"receipt {rid} does not exist in this tenant", field="receipt_id")
+        return found
+
+    async def receipts_for(
+        self, memory_id: uuid.UUID | str, *, tenant: str | None = None, limit: int = 50
+    ) -> builtins.list[Receipt]:
+        """The recalls that put this memory into a packet, newest first ("why was this used")."""
+        tenant_id = self._tenant(tenant)
+        async with self.db.tenant(tenant_id) as conn:
+            return await receipts.for_memory(conn, tenant_id, _uuid(memory_id), limit)
+
+    async def relate(
+        self,
+        relation: RelationInput | Mapping[str, Any],
+        *,
+        tenant: str | None = None,
+        actor: str = "library",
+    ) -> Relation:
+        """Add (or re-weight) a typed edge between two memories of the tenant (SPEC 8)."""
+        tenant_id = self._tenant(tenant)
+        rel = parse(RelationInput, relation)
+        if rel.src_id == rel.dst_id:
+            raise ValidationError("a relation needs two different memories", field="dst_id")
+        async with self.db.tenant(tenant_id) as conn:
+            for name, mid in (("src_id", rel.src_id), ("dst_id", rel.dst_id)):
+                if await q.fetch_one(conn, tenant_id, mid) is None:
+                    raise NotFoundError(f"memory {mid} does not exist in this tenant", field=name)
+            row = await (
+                await conn.execute(
+                    q.UPSERT_RELATION,
+                    [tenant_id, new_id(), rel.src_id, rel.dst_id, rel.type, rel.weight, Jsonb(rel.metadata)],
+                )
+            ).fetchone()
+            assert row is not None
+            await q.write_audit(
+                conn,
+                tenant_id,
+                actor,
+                [("relation.upserted", rel.src_id, {"dst_id": str(rel.dst_id), "type": rel.type})],
+            )
+        return Relation.model_validate(row)
 
     # --- enrichment ----------------------------------------------------------------------------------
 

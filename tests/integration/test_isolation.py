@@ -64,7 +64,7 @@ async def test_service_role_cannot_bypass_rls(engram: Engram) -> None:
 
 TENANT_TABLES = (
     "tenants", "memories", "memory_revisions", "memory_embeddings", "embedding_jobs", "relations",
-    "audit_events", "api_keys",
+    "audit_events", "api_keys", "recall_receipts",
 )  # fmt: skip
 
 

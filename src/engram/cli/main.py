@@ -28,7 +28,10 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
 bench_app = typer.Typer(help="Benchmarks that print JSON (not tests: machines are noisy).", no_args_is_help=True)
+eval_app = typer.Typer(help="Retrieval quality on LoCoMo and LongMemEval, through the real write and recall paths.",
+                       no_args_is_help=True)  # fmt: skip
 app.add_typer(keys_app, name="keys")
+app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
 
 out = Console(soft_wrap=True)  # never wrap stdout: commands and URLs stay copyable, lines parseable
@@ -324,6 +327,104 @@ async def _with_engram(settings: Settings, action: Any, *, embedding: bool = Tru
 
     async with await Engram.open(settings, embedding=embedding) as engram:
         return await action(engram)
+
+
+@app.command()
+def recall(
+    query: Annotated[str, typer.Argument(help="What the agent is trying to do or answer.")],
+    tenant: Tenant,
+    user_id: Annotated[str | None, typer.Option(help="Acting for this user.")] = None,
+    max_items: Annotated[int, typer.Option(help="At most this many memories.")] = 10,
+    max_tokens: Annotated[int, typer.Option(help="Token budget of the packet.")] = 2000,
+    preset: Annotated[str, typer.Option(help="hybrid, dense or lexical.")] = "hybrid",
+    packet: Annotated[bool, typer.Option("--packet", help="Print only the prompt packet.")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Recall memories for a query; prints the result as JSON (or just the prompt packet)."""
+    request = {"query": query, "user_id": user_id, "max_items": max_items, "max_tokens": max_tokens, "preset": preset}
+    result = run(
+        _with_engram(
+            settings_for(data_dir),
+            lambda m: m.recall({k: v for k, v in request.items() if v is not None}, tenant=tenant, actor="cli"),
+        )
+    )
+    print(result.packet if packet else result.model_dump_json(indent=2))
+
+
+# --- evaluation ----------------------------------------------------------------------------------------
+
+Preset = Annotated[str | None, typer.Option(help="hybrid, dense or lexical (default: all three).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON only (one object per preset).")]
+EvalDataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Database directory to reuse (default: a temporary one).")
+]
+Limit = Annotated[int | None, typer.Option(help="Only the first N questions (per conversation for LoCoMo).")]
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    preset: Preset = None,
+    data: Annotated[Path | None, typer.Option(help="Path to locomo10.json.")] = None,
+    as_json: AsJson = False,
+    data_dir: EvalDataDir = None,
+    limit: Limit = None,
+) -> None:
+    """LoCoMo turn-level evidence recall@1/5/10/20, MRR, NDCG@10 per category, and recall latency."""
+    from engram.evaluation import locomo
+    from engram.evaluation.runner import default_data
+
+    dataset = locomo.load(data or default_data("locomo/locomo10.json"))
+    _run_eval(lambda m, p: locomo.evaluate(m, dataset, p, limit=limit), preset, as_json, data_dir,
+              columns=("recall@1", "recall@5", "recall@10", "recall@20", "mrr", "ndcg@10"))  # fmt: skip
+
+
+@eval_app.command("longmemeval")
+def eval_longmemeval(
+    preset: Preset = None,
+    data: Annotated[Path | None, typer.Option(help="Path to longmemeval_s_cleaned_subset60.json.")] = None,
+    as_json: AsJson = False,
+    data_dir: EvalDataDir = None,
+    limit: Limit = None,
+) -> None:
+    """LongMemEval (S subset) under the official rules: session- and turn-level recall_any/all and nDCG."""
+    from engram.evaluation import longmemeval
+    from engram.evaluation.runner import default_data
+
+    dataset = longmemeval.load(data or default_data("longmemeval/longmemeval_s_cleaned_subset60.json"))
+    _run_eval(lambda m, p: longmemeval.evaluate(m, dataset, p, limit=limit), preset, as_json, data_dir,
+              columns=("recall_all@5", "recall_all@10", "recall_any@5", "ndcg_any@5"))  # fmt: skip
+
+
+def _run_eval(
+    evaluate: Callable[[Any, str], Awaitable[dict[str, Any]]],
+    preset: str | None,
+    as_json: bool,
+    data_dir: Path | None,
+    *,
+    columns: tuple[str, ...],
+) -> None:
+    from engram.evaluation.runner import engram_for_eval
+
+    presets = [preset] if preset else ["dense", "lexical", "hybrid"]
+
+    async def go() -> list[dict[str, Any]]:
+        async with engram_for_eval(data_dir, settings_for(None)) as engram:
+            return [await evaluate(engram, p) for p in presets]
+
+    results = run(go())
+    if as_json:
+        for r in results:
+            print(json.dumps(r))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"engram eval {results[0]['benchmark']} ({results[0]['questions']} questions)")
+    for col in ("preset", *columns, "p50 ms", "p95 ms"):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(r["preset"], *(f"{r[c]:.3f}" for c in columns),
+                      f"{r['latency_ms']['p50']:.1f}", f"{r['latency_ms']['p95']:.1f}")  # fmt: skip
+    out.print(table)
 
 
 # --- benchmarks ----------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import uuid
 
 import uuid_utils
@@ -32,6 +33,20 @@ def parse_uuid(value: uuid.UUID | str, *, field: str = "id", what: str = "memory
         raise ValidationError(f"{value!r} is not a {what} (a UUID)", field=field) from exc
 
 
+_last = 0
+_lock = threading.Lock()
+
+
 def new_id() -> uuid.UUID:
-    """A new UUIDv7: sorts by creation time, so keyset pagination by id is pagination by age."""
-    return uuid.UUID(bytes=uuid_utils.uuid7().bytes)
+    """A new UUIDv7: sorts by creation time, so keyset pagination by id is pagination by age.
+
+    Strictly increasing within the process, even inside one millisecond: memories written together
+    (the turns of a conversation in one batch) keep their order.
+    """
+    global _last
+    value = int.from_bytes(uuid_utils.uuid7().bytes, "big")
+    with _lock:
+        if value <= _last:
+            value = _last + 1
+        _last = value
+    return uuid.UUID(int=value)

@@ -50,7 +50,7 @@ DO UPDATE SET not_before = now(), attempts = 0, last_error = excluded.last_error
 DROP_VECTORS: LiteralString = "DELETE FROM memory_embeddings WHERE tenant_id = %s AND memory_id = %s"
 CLAIM: LiteralString = "SELECT tenant_id, memory_id FROM engram_claim_embedding_jobs(%s, %s, %s)"
 JOB_ITEMS: LiteralString = """
-SELECT m.id, m.content, m.content_hash FROM embedding_jobs j
+SELECT m.id, m.content, m.content_hash, m.session_id FROM embedding_jobs j
   JOIN memories m ON m.tenant_id = j.tenant_id AND m.id = j.memory_id
  WHERE j.tenant_id = %s AND j.model_id = %s AND j.memory_id = ANY(%s)
 """
@@ -60,6 +60,7 @@ UPDATE embedding_jobs
    SET last_error = %s, not_before = now() + make_interval(secs => least(300, power(2, attempts)))
  WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)
 """
+REFRESH_SESSIONS: LiteralString = "SELECT engram_refresh_sessions(%s, %s, %s, %s)"
 BACKLOG: LiteralString = "SELECT engram_embedding_backlog() AS n"
 HAS_VECTOR: LiteralString = (
     "SELECT memory_id FROM memory_embeddings WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)"
@@ -84,12 +85,15 @@ async def register_model(conn: AsyncConnection[DictRow], model_id: str, dimensio
             f"returns {dimensions}; give the new model a new id so it can be built beside the old one",
             field="embedding_model",
         )
-    await conn.execute(
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {} ON memory_embeddings USING hnsw ((embedding::vector({})) vector_cosine_ops)"
-            " WHERE model_id = {}"
-        ).format(sql.Identifier(name), sql.Literal(dimensions), sql.Literal(model_id))
-    )
+    for column, suffix in (("embedding", ""), ("context_embedding", "_ctx")):
+        await conn.execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON memory_embeddings USING hnsw (({}::vector({})) vector_cosine_ops)"
+                " WHERE model_id = {}"
+            ).format(
+                sql.Identifier(name + suffix), sql.Identifier(column), sql.Literal(dimensions), sql.Literal(model_id)
+            )
+        )
 
 
 async def vectors_by_hash(

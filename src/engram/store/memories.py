@@ -31,7 +31,7 @@ MEMORY_COLUMNS: LiteralString = """
 """
 
 # The snapshot kept in memory_revisions: the record minus derived columns.
-_SNAPSHOT: LiteralString = "to_jsonb(m) - '{fts,scope_key,agent_key,fts_config}'::text[]"
+_SNAPSHOT: LiteralString = "to_jsonb(m) - '{scope_key,agent_key,fts_config,search_key,search_len,speaker}'::text[]"
 
 INSERT_MEMORY: LiteralString = """
 INSERT INTO memories (
@@ -90,12 +90,12 @@ SELECT %s, a.id, %s, a.action, a.memory_id, a.details::jsonb
 TENANT_FTS_CONFIG: LiteralString = "SELECT fts_config::text AS cfg FROM tenants WHERE tenant_id = %s"
 
 ARCHIVE: LiteralString = (
-    "UPDATE memories SET status = 'archived', revision = revision + 1, updated_at = now()"
+    "UPDATE memories SET status = 'archived', archived_at = now(), revision = revision + 1, updated_at = now()"
     " WHERE tenant_id = %s AND id = %s RETURNING " + MEMORY_COLUMNS
 )
 
 DELETE: LiteralString = (
-    "DELETE FROM memories WHERE tenant_id = %s AND id = %s RETURNING id, kind, revision, status, user_id"
+    "DELETE FROM memories WHERE tenant_id = %s AND id = %s RETURNING id, kind, revision, status, user_id, session_id"
 )
 
 HISTORY: LiteralString = """
@@ -360,6 +360,13 @@ async def delete(conn: Conn, tenant_id: str, mem_id: uuid.UUID) -> dict[str, Any
 async def history(conn: Conn, tenant_id: str, mem_id: uuid.UUID) -> list[HistoryEntry]:
     rows = await (await conn.execute(HISTORY, [tenant_id, mem_id])).fetchall()
     return [HistoryEntry.model_validate(r) for r in rows]
+
+
+UPSERT_RELATION: LiteralString = """
+INSERT INTO relations (tenant_id, id, src_id, dst_id, type, weight, metadata) VALUES (%s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (tenant_id, src_id, dst_id, type) DO UPDATE SET weight = excluded.weight, metadata = excluded.metadata
+RETURNING id, src_id, dst_id, type, weight, metadata, created_at
+"""
 
 
 # --- listing -------------------------------------------------------------------------------------------

@@ -80,6 +80,8 @@ async def _embed_tenant(engram: Engram, tenant_id: str, ids: list[uuid.UUID]) ->
                         break
         # Jobs whose memory vanished (deleted) cascade away; jobs whose content changed stay queued.
         await conn.execute(emb.COMPLETE, [tenant_id, model, stored])
+        done = set(stored)
+        await engram._refresh_sessions(conn, tenant_id, [i["session_id"] for i in items if i["id"] in done])
     return len(stored)
 
 

@@ -1,0 +1,105 @@
+"""Recall: the request, the ranked items with their evidence, the prompt packet and the receipt."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from engram.model.memory import Kind, ScopeId, Source, Tag, Timestamp
+from engram.model.text import normalise_whitespace
+
+Preset = Literal["hybrid", "dense", "lexical"]
+
+
+class RecallRequest(BaseModel):
+    """What to recall. Filters are applied inside every candidate query, before ranking."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: Annotated[str, Field(min_length=1, max_length=4000)]
+    user_id: ScopeId | None = Field(None, description="Acting for this user: sees their user-visible memories")
+    workflow_id: ScopeId | None = Field(None, description="Acting in this workflow: sees its workflow memories")
+    agent_id: ScopeId | None = Field(None, description="Only memories of this agent (or of no agent)")
+    session_id: ScopeId | None = Field(None, description="Only memories of this session")
+    kinds: list[Kind] | None = None
+    tags: Annotated[list[Tag], Field(max_length=64)] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict, description="JSON containment filter")
+    max_items: Annotated[int, Field(ge=1, le=100)] = 10
+    max_tokens: Annotated[int, Field(ge=1, le=200_000)] = 2000
+    as_of: Timestamp | None = Field(None, description="Recall what was valid and known at this time")
+    preset: Preset = "hybrid"
+
+    @field_validator("query", mode="after")
+    @classmethod
+    def _query_text(cls, value: str) -> str:
+        text = normalise_whitespace(value)
+        if not text:
+            raise ValueError("must contain text; it is empty or only whitespace")
+        return text
+
+
+class RecallItem(BaseModel):
+    """One recalled memory, with why it was picked."""
+
+    id: uuid.UUID
+    content: str
+    summary: str | None
+    kind: Kind
+    source: Source
+    recorded_at: datetime
+    valid_from: datetime
+    confidence: float
+    importance: float
+    score: float
+    ranks: dict[str, int] = Field(description="1-based rank in each retriever that found it")
+    signals: dict[str, float] = Field(description="The raw scores fused into `score`")
+    reasons: list[str]
+    require_citation: bool = False
+
+
+class RecallResult(BaseModel):
+    items: list[RecallItem]
+    packet: str
+    packet_tokens: int
+    receipt_id: uuid.UUID
+    degraded: bool
+    degraded_reason: str | None = None
+    abstain: bool = Field(description="Nothing relevant was found: the agent should say it does not know")
+    latency_ms: float
+
+
+class Receipt(BaseModel):
+    id: uuid.UUID
+    created_at: datetime
+    actor: str
+    query: str
+    request: dict[str, Any]
+    retrievers: dict[str, Any]
+    selected: list[dict[str, Any]]
+    packet_tokens: int
+    latency_ms: float
+    degraded: bool
+    abstained: bool
+
+
+class RelationInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    src_id: uuid.UUID
+    dst_id: uuid.UUID
+    type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+    weight: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 1.0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Relation(BaseModel):
+    id: uuid.UUID
+    src_id: uuid.UUID
+    dst_id: uuid.UUID
+    type: str
+    weight: float
+    metadata: dict[str, Any]
+    created_at: datetime

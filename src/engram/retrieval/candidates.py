@@ -1,0 +1,241 @@
+"""Candidate queries. Every one starts from the same filter (SPEC 5.1), inside the query, before ranking:
+tenant, visibility for the caller's user/workflow, status active (or as it stood at ``as_of``), valid and
+known at that time, not expired, allowed in prompts, and the requested kinds, tags, metadata, agent, session.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, LiteralString
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from engram.model.recall import RecallRequest
+from engram.retrieval.config import RetrievalConfig
+from engram.retrieval.query import identifier_pattern
+from engram.store.database import Conn
+
+_NOW: LiteralString = """
+    m.status = 'active' AND m.valid_from <= now() AND (m.valid_until IS NULL OR m.valid_until > now())
+    AND (m.expires_at IS NULL OR m.expires_at > now())
+"""
+# At a past time: what was valid then and already recorded, including what has since been superseded or
+# archived, but never what was quarantined, pending or rejected.
+_AS_OF: LiteralString = """
+    m.status IN ('active', 'superseded', 'archived') AND m.recorded_at <= %(as_of)s
+    AND m.valid_from <= %(as_of)s AND (m.valid_until IS NULL OR m.valid_until > %(as_of)s)
+    AND (m.expires_at IS NULL OR m.expires_at > %(as_of)s) AND (m.archived_at IS NULL OR m.archived_at > %(as_of)s)
+"""
+_VISIBLE: LiteralString = """
+    (m.visibility IN ('tenant', 'system')
+     OR (m.visibility = 'user' AND (m.user_id IS NULL OR m.user_id = %(user_id)s))
+     OR (m.visibility = 'workflow' AND (m.workflow_id IS NULL OR m.workflow_id = %(workflow_id)s)))
+"""
+
+
+@dataclass(frozen=True)
+class Filter:
+    """The WHERE clause (on alias ``m``) and its parameters."""
+
+    clause: sql.Composed
+    params: dict[str, Any]
+
+
+def build_filter(tenant_id: str, req: RecallRequest) -> Filter:
+    parts: list[sql.Composable] = [
+        sql.SQL("m.tenant_id = %(tenant_id)s AND m.allow_in_prompt"),
+        sql.SQL(_AS_OF if req.as_of is not None else _NOW),
+        sql.SQL(_VISIBLE),
+    ]
+    params: dict[str, Any] = {
+        "tenant_id": tenant_id,
+        "user_id": req.user_id,
+        "workflow_id": req.workflow_id,
+        "as_of": req.as_of,
+    }
+    if req.agent_id is not None:
+        parts.append(sql.SQL("m.agent_id = %(agent_id)s"))
+        params["agent_id"] = req.agent_id
+    if req.session_id is not None:
+        parts.append(sql.SQL("m.session_id = %(session_id)s"))
+        params["session_id"] = req.session_id
+    if req.kinds:
+        parts.append(sql.SQL("m.kind = ANY(%(kinds)s)"))
+        params["kinds"] = list(req.kinds)
+    if req.tags:
+        parts.append(sql.SQL("m.tags @> %(tags)s"))
+        params["tags"] = list(req.tags)
+    if req.metadata:
+        parts.append(sql.SQL("m.metadata @> %(metadata)s"))
+        params["metadata"] = Jsonb(req.metadata)
+    return Filter(sql.SQL(" AND ").join(parts), params)
+
+
+@dataclass
+class Hit:
+    id: uuid.UUID
+    score: float
+
+
+# --- lexical: BM25F over the weighted search key ----------------------------------------------------------
+
+LEXICAL: LiteralString = """
+WITH q AS (
+    SELECT array_agg(l) AS lexemes, string_agg(quote_literal(l), ' | ')::tsquery AS tsq
+      FROM unnest(tsvector_to_array(to_tsvector(%(fts_config)s::regconfig, %(query)s))) AS l
+), docs AS MATERIALIZED (
+    SELECT m.id, m.search_key, m.search_len FROM memories m, q
+     WHERE {filter} AND m.search_key @@ q.tsq
+), terms AS (
+    SELECT d.id, u.lexeme, d.search_len,
+           (SELECT sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN 0.5 WHEN 'C' THEN 0.25 ELSE 0.1 END)
+              FROM unnest(u.weights) w) AS tf
+      FROM docs d, unnest(d.search_key) u, q
+     WHERE u.lexeme = ANY(q.lexemes)
+), df AS (
+    SELECT lexeme, count(*) AS n FROM terms GROUP BY lexeme
+)
+SELECT t.id,
+       sum(ln((greatest(%(n_docs)s, df.n) - df.n + 0.5) / (df.n + 0.5) + 1)
+           * t.tf * (%(k1)s + 1) / (t.tf + %(k1)s * (1 - %(b)s + %(b)s * t.search_len / %(avgdl)s)))::float8 AS score
+  FROM terms t JOIN df USING (lexeme)
+ GROUP BY t.id
+ ORDER BY score DESC, t.id
+ LIMIT %(limit)s
+"""
+
+CORPUS_STATS: LiteralString = """
+SELECT count(*) AS n, coalesce(avg(search_len), 1)::float8 AS avgdl
+  FROM memories WHERE tenant_id = %s AND status = 'active'
+"""
+SPEAKERS: LiteralString = (
+    "SELECT DISTINCT speaker FROM memories WHERE tenant_id = %s AND speaker IS NOT NULL LIMIT 1000"
+)
+
+
+async def lexical(
+    conn: Conn, f: Filter, query: str, cfg: RetrievalConfig, *, fts_config: str, n_docs: int, avgdl: float
+) -> list[Hit]:
+    stmt = sql.SQL(LEXICAL).format(filter=f.clause)
+    params = {
+        **f.params,
+        "fts_config": fts_config,
+        "query": query,
+        "n_docs": n_docs,
+        "avgdl": max(avgdl, 1e-6),
+        "k1": cfg.bm25_k1,
+        "b": cfg.bm25_b,
+        "limit": cfg.candidates,
+    }
+    rows = await (await conn.execute(stmt, params)).fetchall()
+    return [Hit(r["id"], float(r["score"])) for r in rows]
+
+
+# --- dense: pgvector HNSW per model, iterative scans keep filtered recall ---------------------------------
+
+
+def _dense_stmt(model_id: str, dims: int, column: str, f: Filter) -> sql.Composed:
+    vec = sql.SQL("e.{}::vector({})").format(sql.Identifier(column), sql.Literal(dims))
+    return sql.SQL(
+        "SELECT e.memory_id AS id, (1 - ({vec} <=> %(qv)s::vector({dims})))::float8 AS score"
+        " FROM memory_embeddings e JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.memory_id"
+        " WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND {filter}"
+        " ORDER BY {vec} <=> %(qv)s::vector({dims}) LIMIT %(limit)s"
+    ).format(vec=vec, dims=sql.Literal(dims), model=sql.Literal(model_id), filter=f.clause)
+
+
+async def dense(
+    conn: Conn, f: Filter, vector: Any, cfg: RetrievalConfig, *, model_id: str, dims: int, context: bool
+) -> list[Hit]:
+    column = "context_embedding" if context else "embedding"
+    stmt = _dense_stmt(model_id, dims, column, f)
+    rows = await (await conn.execute(stmt, {**f.params, "qv": vector, "limit": cfg.candidates})).fetchall()
+    hits = [Hit(r["id"], float(r["score"])) for r in rows if r["score"] is not None]
+    hits.sort(key=lambda h: -h.score)  # relaxed_order iterative scans may return slightly out of order
+    return hits
+
+
+ITERATIVE_SCAN: LiteralString = (
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)"
+)
+
+
+# --- identifiers: exact token matches through the trigram index --------------------------------------------
+
+IDENTIFIERS: LiteralString = """
+SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.content ~* p)::float8 AS score
+  FROM memories m
+ WHERE {filter} AND m.content ~* %(pattern)s
+ ORDER BY score DESC, m.recorded_at DESC
+ LIMIT %(limit)s
+"""
+
+
+async def identifier_hits(conn: Conn, f: Filter, idents: list[str], cfg: RetrievalConfig) -> list[Hit]:
+    """Memories containing the identifiers as whole tokens; score = share of the identifiers matched."""
+    stmt = sql.SQL(IDENTIFIERS).format(filter=f.clause)
+    params = {
+        **f.params,
+        "patterns": [identifier_pattern([i]) for i in idents],
+        "pattern": identifier_pattern(idents),
+        "limit": cfg.candidates,
+    }
+    rows = await (await conn.execute(stmt, params)).fetchall()
+    return [Hit(r["id"], float(r["score"]) / len(idents)) for r in rows]
+
+
+# --- details of the candidate union ------------------------------------------------------------------------
+
+DETAILS: LiteralString = """
+SELECT m.id, m.content, m.summary, m.kind, m.source_type, m.source_ref, m.recorded_at, m.valid_from,
+       m.confidence, m.importance, m.speaker, m.session_id, m.require_citation,
+       (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,
+       (1 - (e.context_embedding <=> %(qv)s))::float8 AS cos_context
+  FROM memories m
+  LEFT JOIN memory_embeddings e ON e.tenant_id = m.tenant_id AND e.memory_id = m.id AND e.model_id = %(model_id)s
+ WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)s)
+"""
+
+DETAILS_NO_VECTOR: LiteralString = """
+SELECT m.id, m.content, m.summary, m.kind, m.source_type, m.source_ref, m.recorded_at, m.valid_from,
+       m.confidence, m.importance, m.speaker, m.session_id, m.require_citation,
+       NULL::float8 AS cos_self, NULL::float8 AS cos_context
+  FROM memories m
+ WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)s)
+"""
+
+RELATED: LiteralString = """
+SELECT r.src_id, r.dst_id, r.type, r.weight FROM relations r
+ WHERE r.tenant_id = %(tenant_id)s AND (r.src_id = ANY(%(ids)s) OR r.dst_id = ANY(%(ids)s))
+"""
+
+VISIBLE_IDS: LiteralString = "SELECT m.id FROM memories m WHERE {filter} AND m.id = ANY(%(ids)s)"
+
+
+async def details(
+    conn: Conn, tenant_id: str, ids: list[uuid.UUID], vector: Any, model_id: str | None
+) -> dict[uuid.UUID, dict[str, Any]]:
+    if not ids:
+        return {}
+    if vector is None or model_id is None:
+        rows = await (await conn.execute(DETAILS_NO_VECTOR, {"tenant_id": tenant_id, "ids": ids})).fetchall()
+    else:
+        params = {"tenant_id": tenant_id, "ids": ids, "qv": vector, "model_id": model_id}
+        rows = await (await conn.execute(DETAILS, params)).fetchall()
+    return {r["id"]: r for r in rows}
+
+
+async def visible(conn: Conn, f: Filter, ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these ids pass the filter (for relation expansion, which must not bypass it)."""
+    if not ids:
+        return set()
+    stmt = sql.SQL(VISIBLE_IDS).format(filter=f.clause)
+    rows = await (await conn.execute(stmt, {**f.params, "ids": ids})).fetchall()
+    return {r["id"] for r in rows}
+
+
+def as_of_or_now(req: RecallRequest, now: datetime) -> datetime:
+    return req.as_of or now

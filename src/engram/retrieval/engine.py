@@ -1,0 +1,292 @@
+"""The recall pipeline: filter-first candidates -> fusion -> utility -> (MMR) -> packet -> receipt."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections import OrderedDict
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engram.errors import ProviderError
+from engram.model import new_id
+from engram.model.memory import Source
+from engram.model.recall import RecallItem, RecallRequest, RecallResult
+from engram.retrieval import candidates as cq
+from engram.retrieval import packet as pk
+from engram.retrieval import receipts as rc
+from engram.retrieval.config import RetrievalConfig, preset
+from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
+from engram.retrieval.query import QueryAnalysis, analyse
+from engram.store.database import Conn, Database
+from engram.store.memories import tenant_fts_config
+
+if TYPE_CHECKING:
+    from engram.providers.base import Vector
+    from engram.providers.gateway import EmbeddingGateway
+
+_log = logging.getLogger(__name__)
+
+STATS_TTL = 30.0  # seconds a tenant's corpus statistics and speaker list are reused
+
+
+class Retriever:
+    """Holds the small caches recall needs (query vectors, per-tenant corpus statistics)."""
+
+    def __init__(self, db: Database, gateway: EmbeddingGateway | None, *, query_cache: int = 2048) -> None:
+        self.db = db
+        self.gateway = gateway
+        self._vectors: OrderedDict[str, Vector] = OrderedDict()
+        self._query_cache = query_cache
+        self._stats: dict[str, tuple[float, int, float, list[str], str]] = {}
+        self._touches: set[asyncio.Task[None]] = set()
+        self.token_counter: pk.TokenCounter = pk.approximate_tokens
+
+    # --- caches ---------------------------------------------------------------------------------------
+
+    async def query_vector(self, text: str) -> Vector:
+        assert self.gateway is not None
+        hit = self._vectors.get(text)
+        if hit is not None:
+            self._vectors.move_to_end(text)
+            return hit
+        vector = (await self.gateway.embed([text]))[0]
+        self._vectors[text] = vector
+        if len(self._vectors) > self._query_cache:
+            self._vectors.popitem(last=False)
+        return vector
+
+    async def _corpus(self, conn: Conn, tenant_id: str) -> tuple[int, float, list[str], str]:
+        cached = self._stats.get(tenant_id)
+        if cached and cached[0] > time.monotonic():
+            return cached[1], cached[2], cached[3], cached[4]
+        row = await (await conn.execute(cq.CORPUS_STATS, [tenant_id])).fetchone()
+        assert row is not None
+        speakers = [r["speaker"] for r in await (await conn.execute(cq.SPEAKERS, [tenant_id])).fetchall()]
+        fts = await tenant_fts_config(conn, tenant_id)
+        value = (time.monotonic() + STATS_TTL, int(row["n"]), float(row["avgdl"]), speakers, fts)
+        self._stats[tenant_id] = value
+        return value[1], value[2], value[3], value[4]
+
+    def forget_tenant_stats(self, tenant_id: str) -> None:
+        self._stats.pop(tenant_id, None)
+
+    # --- recall ---------------------------------------------------------------------------------------
+
+    async def recall(
+        self,
+        tenant_id: str,
+        req: RecallRequest,
+        *,
+        actor: str,
+        config: RetrievalConfig | None = None,
+        query_vector: Vector | None = None,
+    ) -> RecallResult:
+        started = time.perf_counter()
+        cfg = config or preset(req.preset)
+        f = cq.build_filter(tenant_id, req)
+        receipt_id = new_id()
+        async with self.db.tenant(tenant_id) as conn:
+            n_docs, avgdl, speakers, fts = await self._corpus(conn, tenant_id)
+            analysis = analyse(req.query, speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
+            qv, degraded_reason = await self._dense_query(cfg, analysis, query_vector)
+            use_lexical = cfg.lexical or (cfg.dense and qv is None)  # degrade to lexical, never to nothing
+            lists: dict[str, list[cq.Hit]] = {}
+            if use_lexical:
+                lists["lexical"] = await cq.lexical(conn, f, req.query, cfg, fts_config=fts, n_docs=n_docs, avgdl=avgdl)
+            model = self.gateway.model_id if self.gateway else None
+            if qv is not None and self.gateway is not None:
+                await conn.execute(cq.ITERATIVE_SCAN, [str(cfg.ef_search)])
+                dims = self.gateway.dimensions
+                lists["dense"] = await cq.dense(
+                    conn, f, qv, cfg, model_id=self.gateway.model_id, dims=dims, context=False
+                )
+                lists["dense_context"] = await cq.dense(
+                    conn, f, qv, cfg, model_id=self.gateway.model_id, dims=dims, context=True
+                )
+            if cfg.identifiers and analysis.identifiers:
+                lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg)
+            ids = list(dict.fromkeys(h.id for hits in lists.values() for h in hits))
+            rows = await cq.details(conn, tenant_id, ids, qv, model)
+            cands = collect(lists, rows)
+            effective = cfg if use_lexical == cfg.lexical else cfg.model_copy(update={"lexical": True})
+            fuse(cands, effective, named_speakers=analysis.named_speakers)
+            if cfg.expand_relations and cands:
+                cands += await self._expand(conn, f, tenant_id, cands, qv, model, cfg, req.max_items)
+            at = req.as_of or datetime.now(UTC)
+            utility(cands, cfg, at)
+            ranked = rank([c for c in cands if c.relevant])
+            if cfg.mmr and ranked and qv is not None:
+                ranked = mmr(ranked, await self._vectors_of(conn, tenant_id, ranked[: req.max_items * 4], model),
+                             cfg.mmr_lambda, req.max_items)  # fmt: skip
+            items = [_item(c) for c in ranked[: req.max_items * 4]]
+            packet, tokens, placed = pk.build(
+                items, max_items=req.max_items, max_tokens=req.max_tokens, count=self.token_counter
+            )
+            abstain = not ranked
+            latency_ms = (time.perf_counter() - started) * 1000.0
+            await rc.insert(
+                conn,
+                tenant_id,
+                receipt_id,
+                actor=actor,
+                query=req.query,
+                request=_request_record(req, cfg, analysis, n_docs),
+                retrievers={
+                    name: [
+                        {"id": str(h.id), "rank": i, "score": round(h.score, 6)}
+                        for i, h in enumerate(hits[: cfg.receipt_candidates], start=1)
+                    ]
+                    for name, hits in lists.items()
+                },
+                selected=[_selected(i, rank_) for rank_, i in enumerate(placed, start=1)],
+                packet_tokens=tokens,
+                latency_ms=latency_ms,
+                degraded=degraded_reason is not None,
+                abstained=abstain,
+            )
+        self._touch(tenant_id, [i.id for i in placed])
+        return RecallResult(
+            items=placed,
+            packet=packet,
+            packet_tokens=tokens,
+            receipt_id=receipt_id,
+            degraded=degraded_reason is not None,
+            degraded_reason=degraded_reason,
+            abstain=abstain,
+            latency_ms=round(latency_ms, 3),
+        )
+
+    async def _dense_query(
+        self, cfg: RetrievalConfig, analysis: QueryAnalysis, given: Vector | None
+    ) -> tuple[Vector | None, str | None]:
+        if not cfg.dense:
+            return None, None
+        if self.gateway is None:
+            return None, "no embedder is configured; recall ran lexically"
+        if given is not None:
+            return np.asarray(given, dtype=np.float32), None
+        try:
+            return await self.query_vector(analysis.dense_text), None
+        except ProviderError as exc:
+            _log.warning("recall degraded to lexical: %s", exc)
+            return None, f"embedder unavailable ({exc.message}); recall ran lexically"
+
+    async def _expand(
+        self,
+        conn: Conn,
+        f: cq.Filter,
+        tenant_id: str,
+        cands: list[Candidate],
+        qv: Any,
+        model: str | None,
+        cfg: RetrievalConfig,
+        k: int,
+    ) -> list[Candidate]:
+        """One hop along relations from the current best: neighbours inherit a decayed share of the score."""
+        top = sorted(cands, key=lambda c: -c.fused)[:k]
+        by_id = {c.id: c for c in top}
+        known = {c.id for c in cands}
+        rows = await (await conn.execute(cq.RELATED, {"tenant_id": tenant_id, "ids": list(by_id)})).fetchall()
+        offers: dict[uuid.UUID, tuple[float, str]] = {}
+        for r in rows:
+            for here, there in ((r["src_id"], r["dst_id"]), (r["dst_id"], r["src_id"])):
+                if here in by_id and there not in known:
+                    value = by_id[here].fused * float(r["weight"]) * cfg.relation_decay
+                    if value > offers.get(there, (0.0, ""))[0]:
+                        offers[there] = (value, f"related:{r['type']}:{here}")
+        allowed = await cq.visible(conn, f, list(offers))
+        details = await cq.details(conn, tenant_id, list(allowed), qv, model)
+        added = []
+        for mid in allowed:
+            if mid in details:
+                value, reason = offers[mid]
+                c = Candidate(mid, details[mid], ranks={"relation": 1}, reasons=[reason], fused=value)
+                c.signals["relation"] = value
+                added.append(c)
+        return added
+
+    async def _vectors_of(
+        self, conn: Conn, tenant_id: str, cands: list[Candidate], model: str | None
+    ) -> dict[uuid.UUID, np.ndarray[Any, Any]]:
+        if model is None:
+            return {}
+        rows = await (
+            await conn.execute(
+                "SELECT memory_id, embedding FROM memory_embeddings WHERE tenant_id = %s AND model_id = %s"
+                " AND memory_id = ANY(%s)",
+                [tenant_id, model, [c.id for c in cands]],
+            )
+        ).fetchall()
+        return {r["memory_id"]: r["embedding"].to_numpy() for r in rows}
+
+    def _touch(self, tenant_id: str, ids: list[uuid.UUID]) -> None:
+        """last_used_at / use_count, off the hot path."""
+        if not ids:
+            return
+
+        async def touch() -> None:
+            try:
+                async with self.db.tenant(tenant_id) as conn:
+                    await conn.execute(rc.TOUCH, [tenant_id, ids])
+            except Exception as exc:  # usage statistics must never fail a recall
+                _log.warning("could not record memory use: %s", exc)
+
+        task = asyncio.create_task(touch())
+        self._touches.add(task)
+        task.add_done_callback(self._touches.discard)
+
+    async def drain(self) -> None:
+        """Wait for pending usage updates (on shutdown, and in tests)."""
+        while self._touches:
+            with contextlib.suppress(Exception):
+                await asyncio.gather(*list(self._touches))
+
+
+def _item(c: Candidate) -> RecallItem:
+    r = c.row
+    return RecallItem(
+        id=c.id,
+        content=r["content"],
+        summary=r["summary"],
+        kind=r["kind"],
+        source=Source(type=r["source_type"], ref=r["source_ref"]),
+        recorded_at=r["recorded_at"],
+        valid_from=r["valid_from"],
+        confidence=float(r["confidence"]),
+        importance=float(r["importance"]),
+        score=round(c.score, 6),
+        ranks=dict(c.ranks),
+        signals={k: round(v, 6) for k, v in c.signals.items() if k != "dense_ok"},
+        reasons=c.reasons,
+        require_citation=bool(r["require_citation"]),
+    )
+
+
+def _selected(item: RecallItem, position: int) -> dict[str, Any]:
+    return {
+        "id": str(item.id),
+        "rank": position,
+        "score": item.score,
+        "ranks": item.ranks,
+        "signals": item.signals,
+        "reasons": item.reasons,
+    }
+
+
+def _request_record(req: RecallRequest, cfg: RetrievalConfig, analysis: QueryAnalysis, n_docs: int) -> dict[str, Any]:
+    return {
+        **req.model_dump(mode="json", exclude={"query"}),
+        "config": cfg.model_dump(mode="json"),
+        "analysis": {
+            "identifiers": analysis.identifiers,
+            "named_speakers": analysis.named_speakers,
+            "dense_text": analysis.dense_text,
+        },
+        "corpus_size": n_docs,
+    }

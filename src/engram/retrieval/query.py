@@ -1,0 +1,54 @@
+"""Query analysis: identifiers to match exactly, speakers the query names, the text the dense model sees."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+# A token with a digit in it (504, INV-2024-0042, v1.2.3, ERR_504) or an ALL-CAPS code (ECONNRESET),
+# or anything the caller put in quotes.
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/#\-]*[A-Za-z0-9]|[0-9]")
+_QUOTED = re.compile(r"\"([^\"]{2,100})\"|`([^`]{2,100})`")
+_CODE = re.compile(r"^[A-Z][A-Z0-9_]{3,}$")
+
+
+def identifiers(query: str) -> list[str]:
+    """Identifier-like tokens worth an exact match, in order, without duplicates."""
+    found: list[str] = []
+    for m in _QUOTED.finditer(query):
+        found.append((m.group(1) or m.group(2)).strip())
+    for token in _TOKEN.findall(query):
+        if (any(c.isdigit() for c in token) and len(token) >= 2) or _CODE.match(token):
+            found.append(token)
+    return list(dict.fromkeys(t for t in found if t))
+
+
+def identifier_pattern(idents: Iterable[str]) -> str:
+    """A PostgreSQL regular expression matching any identifier as a whole token."""
+    alternatives = "|".join(_escape(i) for i in idents)
+    return rf"(^|[^[:alnum:]])({alternatives})($|[^[:alnum:]])"
+
+
+def _escape(text: str) -> str:
+    return re.sub(r"([\\.^$|?*+()\[\]{}\-/#:])", r"\\\1", text)
+
+
+@dataclass(frozen=True)
+class QueryAnalysis:
+    text: str
+    identifiers: list[str]
+    named_speakers: list[str] = field(default_factory=list)
+    dense_text: str = ""
+
+
+def analyse(query: str, speakers: Iterable[str] = (), *, strip_speakers: bool = True) -> QueryAnalysis:
+    """Find identifiers and named speakers; the dense model gets the query without the speakers' names
+    (small models otherwise match on the name, which every memory of that speaker shares)."""
+    named = [s for s in speakers if s and re.search(rf"\b{re.escape(s)}\b", query)]
+    dense = query
+    if strip_speakers and named:
+        for name in sorted(named, key=len, reverse=True):
+            dense = re.sub(rf"\b{re.escape(name)}(?:['\u2019]s)?\b", " ", dense)
+        dense = re.sub(r"\s+", " ", dense).strip() or query
+    return QueryAnalysis(text=query, identifiers=identifiers(query), named_speakers=named, dense_text=dense)

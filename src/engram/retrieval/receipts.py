@@ -1,0 +1,64 @@
+"""Recall receipts (SPEC 5.6): stored with every recall, read back by id."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, LiteralString
+
+from psycopg.types.json import Jsonb
+
+from engram.model.recall import Receipt
+from engram.store.database import Conn
+
+INSERT: LiteralString = """
+INSERT INTO recall_receipts (tenant_id, id, actor, query, request, retrievers, selected, packet_tokens,
+                             latency_ms, degraded, abstained)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+"""
+SELECT: LiteralString = """
+SELECT id, created_at, actor, query, request, retrievers, selected, packet_tokens, latency_ms, degraded, abstained
+  FROM recall_receipts WHERE tenant_id = %s AND id = %s
+"""
+FOR_MEMORY: LiteralString = """
+SELECT id, created_at, actor, query, request, retrievers, selected, packet_tokens, latency_ms, degraded, abstained
+  FROM recall_receipts WHERE tenant_id = %s AND selected @> %s ORDER BY created_at DESC LIMIT %s
+"""
+TOUCH: LiteralString = """
+UPDATE memories SET last_used_at = now(), use_count = use_count + 1
+ WHERE tenant_id = %s AND id = ANY(%s)
+"""
+
+
+async def insert(
+    conn: Conn,
+    tenant_id: str,
+    receipt_id: uuid.UUID,
+    *,
+    actor: str,
+    query: str,
+    request: dict[str, Any],
+    retrievers: dict[str, Any],
+    selected: list[dict[str, Any]],
+    packet_tokens: int,
+    latency_ms: float,
+    degraded: bool,
+    abstained: bool,
+) -> None:
+    await conn.execute(
+        INSERT,
+        [
+            tenant_id, receipt_id, actor, query, Jsonb(request), Jsonb(retrievers), Jsonb(selected),
+            packet_tokens, latency_ms, degraded, abstained,
+        ],
+    )  # fmt: skip
+
+
+async def get(conn: Conn, tenant_id: str, receipt_id: uuid.UUID) -> Receipt | None:
+    row = await (await conn.execute(SELECT, [tenant_id, receipt_id])).fetchone()
+    return Receipt.model_validate(row) if row else None
+
+
+async def for_memory(conn: Conn, tenant_id: str, memory_id: uuid.UUID, limit: int = 50) -> list[Receipt]:
+    """The receipts whose selection included this memory: "why was this used"."""
+    rows = await (await conn.execute(FOR_MEMORY, [tenant_id, Jsonb([{"id": str(memory_id)}]), limit])).fetchall()
+    return [Receipt.model_validate(r) for r in rows]
