@@ -446,7 +446,7 @@ class Engram:
         tenant: str | None = None,
         actor: str = "library",
         config: RetrievalConfig | None = None,
-        query_vector: Sequence[float] | None = None,
+        query_vector: Sequence[float] | Vector | None = None,
         **fields: Any,
     ) -> RecallResult:
         """The few memories that should enter the model's context, as items and a prompt packet, with a

@@ -221,3 +221,30 @@ async def test_unknown_id_is_404_and_bad_id_is_422(client: httpx.AsyncClient) ->
     assert missing.status_code == 404 and error_of(missing)["code"] == "not_found"
     bad = await client.get("/v1/memories/not-a-uuid")
     assert bad.status_code == 422 and error_of(bad)["field"] == "memory_id"
+
+
+async def test_recall_receipts_and_relations_over_http(make_client: MakeClient) -> None:
+    acme = await make_client("acme")
+    a = (await acme.post("/v1/memories", json={"content": "The VPN endpoint is vpn.acme.example"})).json()["id"]
+    b = (await acme.post("/v1/memories", json={"content": "VPN access needs a hardware token"})).json()["id"]
+    rel = await acme.post("/v1/relations", json={"src_id": a, "dst_id": b, "type": "about", "weight": 0.5})
+    assert rel.status_code == 201 and rel.json()["type"] == "about"
+    bad_rel = await acme.post("/v1/relations", json={"src_id": a, "dst_id": a, "type": "about"})
+    assert bad_rel.status_code == 422
+    resp = await acme.post("/v1/recall", json={"query": "vpn endpoint", "max_items": 2})
+    assert resp.status_code == 200, resp.text
+    body = resp.json()
+    assert set(body) >= {"items", "packet", "receipt_id", "degraded", "abstain"}
+    assert body["items"][0]["id"] == a and body["items"][0]["ranks"]
+    receipt = await acme.get(f"/v1/receipts/{body['receipt_id']}")
+    assert receipt.status_code == 200
+    assert [s["id"] for s in receipt.json()["selected"]] == [i["id"] for i in body["items"]]
+    why = await acme.get(f"/v1/memories/{a}/receipts")
+    assert body["receipt_id"] in [r["id"] for r in why.json()]
+    globex = await make_client("globex")
+    assert (await globex.get(f"/v1/receipts/{body['receipt_id']}")).status_code == 404
+    assert (await globex.post("/v1/recall", json={"query": "vpn endpoint"})).json()["items"] == []
+    empty = await acme.post("/v1/recall", json={"query": "  "})
+    assert empty.status_code == 422 and error_of(empty)["field"] == "query"
+    bad = await acme.post("/v1/recall", json={"query": "x", "preset": "magic"})
+    assert bad.status_code == 422 and error_of(bad)["field"] == "preset"

@@ -13,6 +13,7 @@ from engram.api.schemas import BatchItemResult, BatchRequest, BatchResponse, Hea
 from engram.errors import EngramError, PreconditionRequired, ValidationError
 from engram.model import HistoryEntry, Memory, MemoryInput, MemoryPage, MemoryPatch
 from engram.model.memory import Kind, Status
+from engram.model.recall import RecallRequest, RecallResult, Receipt, Relation, RelationInput
 from engram.service import Engram
 from engram.store.keys import Principal
 
@@ -168,6 +169,30 @@ async def delete_memory(
 @router.get("/v1/memories/{memory_id}/history", response_model=list[HistoryEntry], tags=["memories"])
 async def memory_history(memory_id: uuid.UUID, engram: EngramDep, caller: Caller) -> list[HistoryEntry]:
     return await engram.history(memory_id, tenant=caller.tenant_id)
+
+
+@router.get("/v1/memories/{memory_id}/receipts", response_model=list[Receipt], tags=["recall"])
+async def memory_receipts(memory_id: uuid.UUID, engram: EngramDep, caller: Caller) -> list[Receipt]:
+    """The recalls that put this memory into a prompt packet, newest first: why was it used."""
+    return await engram.receipts_for(memory_id, tenant=caller.tenant_id)
+
+
+@router.post("/v1/recall", response_model=RecallResult, tags=["recall"])
+async def recall(body: RecallRequest, engram: EngramDep, caller: Caller) -> RecallResult:
+    """The few memories that should enter the model's context: filtered first, ranked, fitted to
+    max_items and max_tokens, with a receipt. `abstain: true` means nothing relevant was found."""
+    return await engram.recall(body, tenant=caller.tenant_id, actor=caller.actor)
+
+
+@router.get("/v1/receipts/{receipt_id}", response_model=Receipt, tags=["recall"])
+async def get_receipt(receipt_id: uuid.UUID, engram: EngramDep, caller: Caller) -> Receipt:
+    return await engram.receipt(receipt_id, tenant=caller.tenant_id)
+
+
+@router.post("/v1/relations", status_code=201, response_model=Relation, tags=["relations"])
+async def create_relation(body: RelationInput, engram: EngramDep, caller: Caller) -> Relation:
+    """A typed, weighted edge between two memories (idempotent per src, dst and type)."""
+    return await engram.relate(body, tenant=caller.tenant_id, actor=caller.actor)
 
 
 @router.get("/healthz", response_model=Health, tags=["ops"])

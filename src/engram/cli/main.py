@@ -455,6 +455,39 @@ def bench_write(
     out.print(table)
 
 
+@bench_app.command("recall")
+def bench_recall(
+    memories: Annotated[int, typer.Option(help="Memories in all.")] = 100_000,
+    tenants: Annotated[int, typer.Option(help="Tenants (one of them holds --big-share of the rows).")] = 1000,
+    big_share: Annotated[float, typer.Option(help="Share of all rows in the one big tenant.")] = 0.2,
+    queries: Annotated[int, typer.Option(help="Measured recalls.")] = 400,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Benchmark database directory (default: a per-user cache, reused).")
+    ] = None,
+) -> None:
+    """Recall latency p50/p95/p99 with and without query embedding, and filtered dense recall@10 vs exact."""
+    from engram.bench.recall import run_recall_bench
+
+    result = run(
+        run_recall_bench(
+            memories=memories, tenants=tenants, big_share=big_share, queries=queries, data_dir=data_dir,
+            settings=settings_for(None),
+        )
+    )  # fmt: skip
+    if as_json:
+        print(json.dumps(result))
+        return
+    from rich.table import Table
+
+    table = Table(title="engram bench recall")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for k, v in result.items():
+        table.add_row(k, str(v))
+    out.print(table)
+
+
 def main() -> None:
     try:
         app()

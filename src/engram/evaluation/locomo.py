@@ -16,7 +16,7 @@ from typing import Any
 
 from engram.errors import EngramError, ValidationError
 from engram.evaluation.metrics import mean, ndcg_at, percentile, recall_at, reciprocal_rank
-from engram.evaluation.runner import timed_recall
+from engram.evaluation.runner import settle, timed_recall
 from engram.retrieval.config import RetrievalConfig
 from engram.service import Engram
 
@@ -96,6 +96,7 @@ async def evaluate(
     latencies: list[float] = []
     for sample in data:
         by_memory = await ingest(engram, sample)
+        await settle(engram)
         known = set(by_memory.values())
         tenant = "locomo-" + sample["sample_id"]
         for qa in sample["qa"][:limit]:

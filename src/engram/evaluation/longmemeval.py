@@ -18,7 +18,7 @@ from typing import Any
 
 from engram.errors import EngramError, ValidationError
 from engram.evaluation.metrics import all_at, any_at, mean, percentile
-from engram.evaluation.runner import timed_recall
+from engram.evaluation.runner import settle, timed_recall
 from engram.retrieval.config import RetrievalConfig
 from engram.service import Engram
 
@@ -133,6 +133,7 @@ async def evaluate(
         if not scored(instance):
             continue
         by_memory = await ingest(engram, instance)
+        await settle(engram)
         tenant = "lme-" + str(instance["question_id"])
         result, ms = await timed_recall(
             engram, str(instance["question"]), tenant=tenant, preset=preset, k=DEPTH, config=config

@@ -32,13 +32,23 @@ async def engram_for_eval(data_dir: Path | None, settings: Settings | None = Non
         tmp = Path(tempfile.mkdtemp(prefix="engram-eval-"))
         data_dir = tmp
     base = settings or Settings()
-    engram = await Engram.open(base.model_copy(update={"data_dir": data_dir, "database_url": None}))
+    # Ingestion embeds large batches of long turns: allow the time it takes (the default 10 s is for
+    # interactive writes, which defer to the enrichment worker instead).
+    update = {"data_dir": data_dir, "database_url": None, "embedding_timeout": max(base.embedding_timeout, 600.0)}
+    engram = await Engram.open(base.model_copy(update=update))
     try:
         yield engram
     finally:
         await engram.close()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def settle(engram: Engram) -> None:
+    """Embed anything still waiting, so evaluation never runs on half-embedded data."""
+    while await engram.embedding_backlog():
+        if not await engram.enrich_pending(limit=512, lease_seconds=600):
+            raise RuntimeError("memories are waiting for vectors but the embedder makes no progress")
 
 
 async def timed_recall(

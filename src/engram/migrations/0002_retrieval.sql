@@ -107,6 +107,64 @@ LANGUAGE sql AS $$
      WHERE t.tenant_id = p_tenant AND t.memory_id = x.id AND t.model_id = p_model AND x.v IS NOT NULL;
 $$;
 
+-- An inverted index of the search keys per tenant: lexical recall reads only the postings of the query's
+-- lexemes (and their document frequencies from the same index) instead of every matching key.
+CREATE TABLE search_postings (
+    tenant_id engram_tenant NOT NULL,
+    lexeme    text NOT NULL,
+    memory_id uuid NOT NULL,
+    tf        real NOT NULL,  -- the weights of the lexeme's positions in the key, summed
+    PRIMARY KEY (tenant_id, lexeme, memory_id)
+);
+ALTER TABLE search_postings ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON search_postings
+    USING (tenant_id = current_setting('engram.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('engram.tenant_id', true));
+GRANT SELECT, INSERT, DELETE ON search_postings TO engram_app;
+
+CREATE FUNCTION engram_postings(key tsvector)
+RETURNS TABLE (lexeme text, tf real)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT u.lexeme,
+           (SELECT sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN 0.5 WHEN 'C' THEN 0.25 ELSE 0.1 END)
+              FROM unnest(u.weights) w)::real
+      FROM unnest(key) u
+$$;
+
+-- Statement-level triggers keep the postings in step with memories.search_key (one INSERT ... SELECT per
+-- statement, however many rows it touched).
+CREATE FUNCTION engram_postings_insert() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO search_postings (tenant_id, lexeme, memory_id, tf)
+    SELECT n.tenant_id, p.lexeme, n.id, p.tf FROM new_rows n, engram_postings(n.search_key) p;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION engram_postings_replace() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        DELETE FROM search_postings
+         WHERE tenant_id = OLD.tenant_id AND lexeme = ANY(tsvector_to_array(OLD.search_key)) AND memory_id = OLD.id;
+    END IF;
+    IF TG_OP = 'UPDATE' THEN
+        INSERT INTO search_postings (tenant_id, lexeme, memory_id, tf)
+        SELECT NEW.tenant_id, p.lexeme, NEW.id, p.tf FROM engram_postings(NEW.search_key) p;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER memories_postings_insert AFTER INSERT ON memories
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION engram_postings_insert();
+-- Row-level with a WHEN: updates that leave the key alone (usage counters, status) cost nothing here.
+CREATE TRIGGER memories_postings_update AFTER UPDATE ON memories
+    FOR EACH ROW WHEN (OLD.search_key IS DISTINCT FROM NEW.search_key) EXECUTE FUNCTION engram_postings_replace();
+CREATE TRIGGER memories_postings_delete AFTER DELETE ON memories
+    FOR EACH ROW EXECUTE FUNCTION engram_postings_replace();
+
 -- Backfill what 0001 stored.
 UPDATE memories SET search_key = engram_search_key(
     fts_config, coalesce(summary || ' ', '') || content, valid_from, NULL, NULL);

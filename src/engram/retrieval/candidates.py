@@ -82,28 +82,35 @@ class Hit:
 
 # --- lexical: BM25F over the weighted search key ----------------------------------------------------------
 
+# Postings of the query's lexemes, rarest first, until ``budget`` postings are read: documents that only
+# share very common lexemes with the query (low idf) are not candidates. Small corpora stay exact.
+# The filter runs on the candidate documents inside the query, before ranking.
 LEXICAL: LiteralString = """
 WITH q AS (
-    SELECT array_agg(l) AS lexemes, string_agg(quote_literal(l), ' | ')::tsquery AS tsq
-      FROM unnest(tsvector_to_array(to_tsvector(%(fts_config)s::regconfig, %(query)s))) AS l
-), docs AS MATERIALIZED (
-    SELECT m.id, m.search_key, m.search_len FROM memories m, q
-     WHERE {filter} AND m.search_key @@ q.tsq
-), terms AS (
-    SELECT d.id, u.lexeme, d.search_len,
-           (SELECT sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN 0.5 WHEN 'C' THEN 0.25 ELSE 0.1 END)
-              FROM unnest(u.weights) w) AS tf
-      FROM docs d, unnest(d.search_key) u, q
-     WHERE u.lexeme = ANY(q.lexemes)
+    SELECT DISTINCT l AS lexeme FROM unnest(tsvector_to_array(to_tsvector(%(fts_config)s::regconfig, %(query)s))) l
 ), df AS (
-    SELECT lexeme, count(*) AS n FROM terms GROUP BY lexeme
+    SELECT q.lexeme, (SELECT count(*) FROM search_postings p
+                       WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = q.lexeme) AS n
+      FROM q
+), chosen AS (
+    SELECT lexeme FROM (SELECT lexeme, sum(n) OVER (ORDER BY n, lexeme) - n AS before FROM df WHERE n > 0) s
+     WHERE before < %(budget)s
+), cand AS (
+    SELECT DISTINCT p.memory_id FROM search_postings p JOIN chosen c USING (lexeme)
+     WHERE p.tenant_id = %(tenant_id)s
+), docs AS MATERIALIZED (
+    SELECT m.id, m.search_len FROM cand JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = cand.memory_id
+     WHERE {filter}
 )
-SELECT t.id,
+SELECT d.id,
        sum(ln((greatest(%(n_docs)s, df.n) - df.n + 0.5) / (df.n + 0.5) + 1)
-           * t.tf * (%(k1)s + 1) / (t.tf + %(k1)s * (1 - %(b)s + %(b)s * t.search_len / %(avgdl)s)))::float8 AS score
-  FROM terms t JOIN df USING (lexeme)
- GROUP BY t.id
- ORDER BY score DESC, t.id
+           * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * d.search_len / %(avgdl)s)))::float8 AS score
+  FROM docs d
+  JOIN search_postings p ON p.tenant_id = %(tenant_id)s AND p.memory_id = d.id
+  JOIN df ON df.lexeme = p.lexeme
+ WHERE p.lexeme IN (SELECT lexeme FROM q)
+ GROUP BY d.id
+ ORDER BY score DESC, d.id
  LIMIT %(limit)s
 """
 
@@ -128,6 +135,7 @@ async def lexical(
         "avgdl": max(avgdl, 1e-6),
         "k1": cfg.bm25_k1,
         "b": cfg.bm25_b,
+        "budget": cfg.lexical_postings_budget,
         "limit": cfg.candidates,
     }
     rows = await (await conn.execute(stmt, params)).fetchall()
@@ -156,11 +164,6 @@ async def dense(
     hits = [Hit(r["id"], float(r["score"])) for r in rows if r["score"] is not None]
     hits.sort(key=lambda h: -h.score)  # relaxed_order iterative scans may return slightly out of order
     return hits
-
-
-ITERATIVE_SCAN: LiteralString = (
-    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)"
-)
 
 
 # --- identifiers: exact token matches through the trigram index --------------------------------------------

@@ -35,6 +35,17 @@ _log = logging.getLogger(__name__)
 STATS_TTL = 30.0  # seconds a tenant's corpus statistics and speaker list are reused
 
 
+def recall_settings(cfg: RetrievalConfig) -> dict[str, str]:
+    """Transaction settings for a recall: HNSW iterative scans (filtered queries keep their recall), and an
+    asynchronous commit for the receipt: a PostgreSQL crash may lose the last fraction of a second of
+    receipts, never a memory (writes keep synchronous commits)."""
+    return {
+        "hnsw.iterative_scan": "relaxed_order",
+        "hnsw.ef_search": str(cfg.ef_search),
+        "synchronous_commit": "off",
+    }
+
+
 class Retriever:
     """Holds the small caches recall needs (query vectors, per-tenant corpus statistics)."""
 
@@ -91,7 +102,7 @@ class Retriever:
         cfg = config or preset(req.preset)
         f = cq.build_filter(tenant_id, req)
         receipt_id = new_id()
-        async with self.db.tenant(tenant_id) as conn:
+        async with self.db.tenant(tenant_id, recall_settings(cfg)) as conn:
             n_docs, avgdl, speakers, fts = await self._corpus(conn, tenant_id)
             analysis = analyse(req.query, speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
             qv, degraded_reason = await self._dense_query(cfg, analysis, query_vector)
@@ -101,7 +112,6 @@ class Retriever:
                 lists["lexical"] = await cq.lexical(conn, f, req.query, cfg, fts_config=fts, n_docs=n_docs, avgdl=avgdl)
             model = self.gateway.model_id if self.gateway else None
             if qv is not None and self.gateway is not None:
-                await conn.execute(cq.ITERATIVE_SCAN, [str(cfg.ef_search)])
                 dims = self.gateway.dimensions
                 lists["dense"] = await cq.dense(
                     conn, f, qv, cfg, model_id=self.gateway.model_id, dims=dims, context=False
@@ -189,20 +199,28 @@ class Retriever:
         k: int,
     ) -> list[Candidate]:
         """One hop along relations from the current best: neighbours inherit a decayed share of the score."""
-        top = sorted(cands, key=lambda c: -c.fused)[:k]
+        top = sorted((c for c in cands if c.relevant), key=lambda c: -c.fused)[:k]
         by_id = {c.id: c for c in top}
-        known = {c.id for c in cands}
+        existing = {c.id: c for c in cands}
         rows = await (await conn.execute(cq.RELATED, {"tenant_id": tenant_id, "ids": list(by_id)})).fetchall()
         offers: dict[uuid.UUID, tuple[float, str]] = {}
         for r in rows:
             for here, there in ((r["src_id"], r["dst_id"]), (r["dst_id"], r["src_id"])):
-                if here in by_id and there not in known:
+                if here in by_id and there not in by_id:
                     value = by_id[here].fused * float(r["weight"]) * cfg.relation_decay
                     if value > offers.get(there, (0.0, ""))[0]:
                         offers[there] = (value, f"related:{r['type']}:{here}")
-        allowed = await cq.visible(conn, f, list(offers))
+        added: list[Candidate] = []
+        for mid, (value, reason) in offers.items():
+            if mid in existing:  # already a candidate (perhaps a weak one): the edge adds to its score
+                c = existing[mid]
+                c.fused += value
+                c.ranks["relation"] = 1
+                c.signals["relation"] = value
+                c.reasons.append(reason)
+        fresh = [mid for mid in offers if mid not in existing]
+        allowed = await cq.visible(conn, f, fresh)
         details = await cq.details(conn, tenant_id, list(allowed), qv, model)
-        added = []
         for mid in allowed:
             if mid in details:
                 value, reason = offers[mid]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, LiteralString
 
 import psycopg
 from pgvector.psycopg import register_vector_async
@@ -26,6 +26,7 @@ from engram.errors import StoreUnavailable, ValidationError
 _log = logging.getLogger(__name__)
 
 APP_ROLE = "engram_app"
+_SET_CONFIG: LiteralString = "SELECT set_config(n, v, true) FROM unnest(%s::text[], %s::text[]) AS s(n, v)"
 TENANT_SETTING = "engram.tenant_id"
 
 Conn = AsyncConnection[DictRow]
@@ -63,11 +64,14 @@ class Database:
         await conn.commit()
 
     @asynccontextmanager
-    async def tenant(self, tenant_id: str) -> AsyncIterator[Conn]:
-        """A transaction scoped to one tenant (RLS on). Commits on success, rolls back on error."""
+    async def tenant(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
+        """A transaction scoped to one tenant (RLS on). Commits on success, rolls back on error.
+        ``settings`` are further transaction-local settings, set in the same round trip."""
+        names = [TENANT_SETTING, *(settings or {})]
+        values = [tenant_id, *(settings or {}).values()]
         try:
             async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute("SELECT set_config(%s, %s, true)", [TENANT_SETTING, tenant_id])
+                await conn.execute(_SET_CONFIG, [names, values])
                 yield conn
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc

@@ -50,6 +50,29 @@ ON CONFLICT (tenant_id, agent_key, external_id) WHERE external_id IS NOT NULL DO
 RETURNING id
 """
 
+# Many rows in one statement (so the statement-level postings trigger runs once per batch).
+INSERT_MEMORIES: LiteralString = """
+INSERT INTO memories (
+    tenant_id, id, user_id, agent_id, workflow_id, session_id, external_id, kind, subtype, visibility,
+    content, summary, content_hash, fact_key, source_type, source_ref, confidence, importance, status,
+    valid_from, valid_until, expires_at, contains_pii, allow_in_prompt, require_citation,
+    require_freshness_check, retention_reason, tags, metadata, fts_config)
+SELECT %(tenant_id)s, x.id, x.user_id, x.agent_id, x.workflow_id, x.session_id, x.external_id, x.kind, x.subtype,
+       x.visibility, x.content, x.summary, x.content_hash, x.fact_key, x.source_type, x.source_ref, x.confidence,
+       x.importance, 'active', coalesce(x.valid_from, now()), x.valid_until, x.expires_at, x.contains_pii,
+       x.allow_in_prompt, x.require_citation, x.require_freshness_check, x.retention_reason,
+       coalesce(x.tags, '{}'), coalesce(x.metadata, '{}'), %(fts_config)s::regconfig
+  FROM jsonb_to_recordset(%(rows)s) AS x(
+       ord integer, id uuid, user_id text, agent_id text, workflow_id text, session_id text, external_id text,
+       kind text, subtype text, visibility text, content text, summary text, content_hash text, fact_key text,
+       source_type text, source_ref text, confidence real, importance real, valid_from timestamptz,
+       valid_until timestamptz, expires_at timestamptz, contains_pii boolean, allow_in_prompt boolean,
+       require_citation boolean, require_freshness_check boolean, retention_reason text, tags text[], metadata jsonb)
+ ORDER BY x.ord
+ON CONFLICT (tenant_id, agent_key, external_id) WHERE external_id IS NOT NULL DO NOTHING
+RETURNING id
+"""
+
 SELECT_BY_EXTERNAL_ID: LiteralString = (
     "SELECT " + MEMORY_COLUMNS + " FROM memories WHERE tenant_id = %s AND agent_key = %s AND external_id = %s"
 )
@@ -118,6 +141,10 @@ def scope_key(item: MemoryInput) -> str:
 
 def fact_lock_key(tenant_id: str, item: MemoryInput) -> str:
     return f"{tenant_id}\x1e{scope_key(item)}\x1e{item.fact_key}"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def row_params(tenant_id: str, mem_id: uuid.UUID, item: MemoryInput, fts_config: str) -> dict[str, Any]:
@@ -218,17 +245,19 @@ async def insert_plain(
     fts_config: str,
     journal: Journal,
 ) -> list[Outcome]:
-    """Insert items without a fact_key in one pipelined round trip; external_id replays are resolved after."""
+    """Insert items without a fact_key in one statement; external_id replays are resolved after."""
     ids = [new_id() for _ in items]
-    params = [row_params(tenant_id, mid, item, fts_config) for mid, (_, item) in zip(ids, items, strict=True)]
+    rows = []
+    for order, (mid, (_, item)) in enumerate(zip(ids, items, strict=True)):
+        row = row_params(tenant_id, mid, item, fts_config)
+        row["metadata"] = item.metadata
+        row["ord"] = order
+        rows.append(row)
+    payload = Jsonb(rows, dumps=_dumps)
+    cur = await conn.execute(INSERT_MEMORIES, {"tenant_id": tenant_id, "fts_config": fts_config, "rows": payload})
+    created_ids = {r["id"] for r in await cur.fetchall()}
+    inserted = [mid in created_ids for mid in ids]
     outcomes: list[Outcome] = []
-    inserted: list[bool] = []
-    async with conn.cursor() as cur:
-        await cur.executemany(INSERT_MEMORY, params, returning=True)
-        while True:
-            inserted.append(await cur.fetchone() is not None)
-            if not cur.nextset():
-                break
     for (index, item), mid, created in zip(items, ids, inserted, strict=True):
         if created:
             journal.record(mid, "created", "memory.created", {"kind": item.kind})
