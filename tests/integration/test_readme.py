@@ -20,3 +20,4 @@ def test_readme_python_example_runs(database_url: str) -> None:
         assert done.returncode == 0, done.stderr
         assert "superseded -> True" in done.stdout
         assert "['created', 'superseded']" in done.stdout
+        assert "Invoices go out in USD" in done.stdout

@@ -71,6 +71,8 @@ async def ingest(engram: Engram, instance: dict[str, Any]) -> dict[str, str]:
     for sid, rows in sessions.items():
         start = parse_date(rows[0][4])
         for tid, _, i, turn, _ in rows:
+            if not turn["content"].strip():
+                continue  # an empty turn cannot be a memory (and holds no evidence)
             batch.append(
                 {
                     "content": turn["content"][:12000],
