@@ -283,20 +283,26 @@ class Engram:
                 )  # fmt: skip
                 waiting = [o.id for o in created if o.content_hash not in vectors]
                 await emb.enqueue(conn, tenant_id, model, waiting, defer_reason or "no_vector")
-            sessions = {s for o in created if (s := by_index[o.index].session_id) is not None}
-            await self._refresh_sessions(conn, tenant_id, sessions)
+            in_session = [o for o in created if by_index[o.index].session_id is not None]
+            await self._refresh_sessions(
+                conn, tenant_id, [by_index[o.index].session_id for o in in_session], [o.id for o in in_session]
+            )
             await journal.flush(conn, tenant_id, actor)
         if any(o.created and o.content_hash not in vectors for o in outcomes):
             self.work_pending.set()
         return outcomes
 
-    async def _refresh_sessions(self, conn: Conn, tenant_id: str, sessions: Iterable[str | None]) -> None:
-        """Rebuild conversational search keys and context vectors of these sessions (see 0002_retrieval.sql)."""
+    async def _refresh_sessions(
+        self, conn: Conn, tenant_id: str, sessions: Iterable[str | None], around: Sequence[uuid.UUID] | None = None
+    ) -> None:
+        """Rebuild conversational search keys and context vectors of these sessions (see 0002_retrieval.sql):
+        of the memories within two positions of ``around``, or of all of them when it is None."""
         todo = sorted({s for s in sessions if s is not None})
         if not todo:
             return
         model, dims = (self.gateway.model_id, self.gateway.dimensions) if self.gateway else ("", 1)
-        await conn.execute(emb.REFRESH_SESSIONS, [tenant_id, todo, model, dims])
+        ids = list(around) if around is not None else None
+        await conn.execute(emb.REFRESH_SESSIONS, [tenant_id, todo, model, dims, ids])
 
     # --- reads ---------------------------------------------------------------------------------------
 
@@ -373,7 +379,9 @@ class Engram:
             if content_changed and self.gateway is not None:
                 await conn.execute(emb.DROP_VECTORS, [tenant_id, mid])
                 await emb.enqueue(conn, tenant_id, self.gateway.model_id, [mid], "content_changed")
-            if cols.keys() & {"content", "summary", "valid_from"}:
+            if cols.keys() & {"content", "summary"}:
+                await self._refresh_sessions(conn, tenant_id, [mem.session_id], [mid])
+            elif "valid_from" in cols:  # the memory moved within its session: rebuild all of it
                 await self._refresh_sessions(conn, tenant_id, [mem.session_id])
             journal.record(mid, "updated", "memory.updated", {"fields": sorted(changes.model_fields_set)})
             await journal.flush(conn, tenant_id, actor)

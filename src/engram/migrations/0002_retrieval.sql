@@ -61,25 +61,31 @@ CREATE TRIGGER memories_search_key
 ALTER TABLE memory_embeddings ADD COLUMN context_embedding vector;
 
 -- Rebuild the search keys and context vectors of the given sessions (after writes, deletes, enrichment).
+-- With p_ids, only the memories within two positions of those ids are rebuilt (a long session costs a scan
+-- of its rows, not a rebuild of every key); with NULL, every memory of the sessions.
 -- Runs with the caller's rights, so row-level security applies.
-CREATE FUNCTION engram_refresh_sessions(p_tenant text, p_sessions text[], p_model text, p_dims integer)
+CREATE FUNCTION engram_refresh_sessions(
+    p_tenant text, p_sessions text[], p_model text, p_dims integer, p_ids uuid[] DEFAULT NULL)
 RETURNS void
 LANGUAGE sql AS $$
     WITH ordered AS (
-        SELECT m.tenant_id, m.id, m.fts_config, m.valid_from,
-               coalesce(m.summary || ' ', '') || m.content AS body,
-               row_number() OVER s AS pos, m.session_id
-          FROM memories m
-         WHERE m.tenant_id = p_tenant AND m.session_id = ANY(p_sessions)
-           AND m.status IN ('active', 'superseded', 'archived')
-        WINDOW s AS (PARTITION BY m.session_id ORDER BY m.valid_from, m.id)
+        SELECT o.id, o.session_id, o.fts_config, o.valid_from, o.body,
+               row_number() OVER s AS pos,
+               concat_ws(' ', lag(o.body) OVER s, lead(o.body) OVER s) AS near,
+               concat_ws(' ', lag(o.body, 2) OVER s, lead(o.body, 2) OVER s) AS far
+          FROM (SELECT m.id, m.session_id, m.fts_config, m.valid_from,
+                       coalesce(m.summary || ' ', '') || m.content AS body
+                  FROM memories m
+                 WHERE m.tenant_id = p_tenant AND m.session_id = ANY(p_sessions)
+                   AND m.status IN ('active', 'superseded', 'archived')) o
+        WINDOW s AS (PARTITION BY o.session_id ORDER BY o.valid_from, o.id)
+    ), changed AS (
+        SELECT session_id, pos FROM ordered WHERE id = ANY(p_ids)
     ), keyed AS (
-        SELECT o.id,
-               engram_search_key(o.fts_config, o.body, o.valid_from,
-                   concat_ws(' ', lag(o.body) OVER s, lead(o.body) OVER s),
-                   concat_ws(' ', lag(o.body, 2) OVER s, lead(o.body, 2) OVER s)) AS key
-          FROM ordered o
-        WINDOW s AS (PARTITION BY o.session_id ORDER BY o.pos)
+        SELECT a.id, engram_search_key(a.fts_config, a.body, a.valid_from, a.near, a.far) AS key
+          FROM ordered a
+         WHERE p_ids IS NULL
+            OR EXISTS (SELECT 1 FROM changed c WHERE c.session_id = a.session_id AND abs(c.pos - a.pos) <= 2)
     )
     UPDATE memories t SET search_key = k.key, search_len = engram_key_len(k.key)
       FROM keyed k
@@ -95,16 +101,20 @@ LANGUAGE sql AS $$
          WHERE m.tenant_id = p_tenant AND m.session_id = ANY(p_sessions)
            AND m.status IN ('active', 'superseded', 'archived')
     ), mixed AS (
-        SELECT o.id, o.v,
+        SELECT o.id, o.session_id, o.pos, o.v,
                coalesce(lag(o.v) OVER s, z) + coalesce(lead(o.v) OVER s, z) AS near,
                coalesce(lag(o.v, 2) OVER s, z) + coalesce(lead(o.v, 2) OVER s, z) AS far
           FROM ordered o, zero
         WINDOW s AS (PARTITION BY o.session_id ORDER BY o.pos)
+    ), changed AS (
+        SELECT session_id, pos FROM ordered WHERE id = ANY(p_ids)
     )
     UPDATE memory_embeddings t
        SET context_embedding = l2_normalize(x.v + x.v + x.v + x.v + x.near + x.near + x.far)
       FROM mixed x
-     WHERE t.tenant_id = p_tenant AND t.memory_id = x.id AND t.model_id = p_model AND x.v IS NOT NULL;
+     WHERE t.tenant_id = p_tenant AND t.memory_id = x.id AND t.model_id = p_model AND x.v IS NOT NULL
+       AND (p_ids IS NULL
+            OR EXISTS (SELECT 1 FROM changed c WHERE c.session_id = x.session_id AND abs(c.pos - x.pos) <= 2));
 $$;
 
 -- An inverted index of the search keys per tenant: lexical recall reads only the postings of the query's

@@ -60,7 +60,7 @@ UPDATE embedding_jobs
    SET last_error = %s, not_before = now() + make_interval(secs => least(300, power(2, attempts)))
  WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)
 """
-REFRESH_SESSIONS: LiteralString = "SELECT engram_refresh_sessions(%s, %s, %s, %s)"
+REFRESH_SESSIONS: LiteralString = "SELECT engram_refresh_sessions(%s, %s, %s, %s, %s)"
 BACKLOG: LiteralString = "SELECT engram_embedding_backlog() AS n"
 HAS_VECTOR: LiteralString = (
     "SELECT memory_id FROM memory_embeddings WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)"

@@ -81,7 +81,10 @@ async def _embed_tenant(engram: Engram, tenant_id: str, ids: list[uuid.UUID]) ->
         # Jobs whose memory vanished (deleted) cascade away; jobs whose content changed stay queued.
         await conn.execute(emb.COMPLETE, [tenant_id, model, stored])
         done = set(stored)
-        await engram._refresh_sessions(conn, tenant_id, [i["session_id"] for i in items if i["id"] in done])
+        in_session = [i for i in items if i["id"] in done and i["session_id"] is not None]
+        await engram._refresh_sessions(
+            conn, tenant_id, [i["session_id"] for i in in_session], [i["id"] for i in in_session]
+        )
     return len(stored)
 
 
