@@ -193,24 +193,32 @@ class Engram:
                 results[index] = exc
         if parsed:
             vectors, defer_reason = await self._vectors_for(tenant_id, [i for _, i in parsed], embed)
-            try:
-                outcomes = await self._write(tenant_id, parsed, vectors, defer_reason, actor)
-            except (psycopg.Error, EngramError):
-                if len(parsed) == 1:
-                    raise
-                # One bad item must not sink the batch: redo item by item, each in its own transaction.
-                outcomes = []
-                for pair in parsed:
-                    try:
-                        outcomes += await self._write(tenant_id, [pair], vectors, defer_reason, actor)
-                    except EngramError as exc:
-                        outcomes.append(q.Outcome(pair[0], uuid.UUID(int=0), False, [], error=exc))
-                    except psycopg.IntegrityError as exc:
-                        err = ConflictError(f"item {pair[0]} conflicts with stored data: {exc}")
-                        outcomes.append(q.Outcome(pair[0], uuid.UUID(int=0), False, [], error=err))
+            if len(parsed) == 1:
+                outcomes = [await self._write_one(tenant_id, parsed[0], vectors, defer_reason, actor)]
+            else:
+                try:
+                    outcomes = await self._write(tenant_id, parsed, vectors, defer_reason, actor)
+                except (psycopg.Error, EngramError):
+                    # One bad item must not sink the batch: redo item by item, each in its own transaction.
+                    outcomes = [await self._write_one(tenant_id, p, vectors, defer_reason, actor) for p in parsed]
             for out in outcomes:
                 results[out.index] = self._result(out, vectors)
+        missing = [i for i, r in enumerate(results) if r is None]
+        assert not missing, f"items {missing} got no result"
         return [r for r in results if r is not None]
+
+    async def _write_one(
+        self, tenant_id: str, pair: tuple[int, MemoryInput], vectors: Mapping[str, Vector], reason: str, actor: str
+    ) -> q.Outcome:
+        try:
+            return (await self._write(tenant_id, [pair], vectors, reason, actor))[0]
+        except EngramError as exc:
+            return q.Outcome(pair[0], uuid.UUID(int=0), False, [], error=exc)
+        except psycopg.IntegrityError as exc:
+            err = ConflictError(
+                f"the memory conflicts with stored data ({exc.diag.constraint_name}); re-read and retry"
+            )
+            return q.Outcome(pair[0], uuid.UUID(int=0), False, [], error=err)
 
     def _result(self, out: q.Outcome, vectors: Mapping[str, Vector]) -> WriteResult | EngramError:
         if out.error is not None:
