@@ -81,3 +81,23 @@ def test_remember_bad_kind_exits_2_and_names_the_field(data_dir: Path, workdir: 
     r = _remember(data_dir, workdir, "something", "--kind", "dream")
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "kind" in r.stderr
+
+
+def test_recall_prints_items_or_the_packet(data_dir: Path, workdir: Path) -> None:
+    assert (
+        _remember(
+            data_dir, workdir, "Error 504 from the billing gateway means the invoice service timed out"
+        ).returncode
+        == 0
+    )
+    assert _remember(data_dir, workdir, "Error 502 from the billing gateway means a bad deploy").returncode == 0
+    r = run_cli("recall", "Error 504", "--tenant", "acme", "--data-dir", data_dir, cwd=workdir)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert "504" in result["items"][0]["content"] and result["receipt_id"]
+    p = run_cli(
+        "recall", "Error 504", "--tenant", "acme", "--packet", "--max-items", "1", "--data-dir", data_dir, cwd=workdir
+    )
+    assert p.returncode == 0 and p.stdout.count("<memory id=") == 1 and "untrusted evidence" in p.stdout
+    bad = run_cli("recall", "x", "--tenant", "acme", "--preset", "magic", "--data-dir", data_dir, cwd=workdir)
+    assert bad.returncode == 2 and "preset" in flat(bad.stderr)
