@@ -311,6 +311,7 @@ class Engram:
         model, dims = (self.gateway.model_id, self.gateway.dimensions) if self.gateway else ("", 1)
         ids = list(around) if around is not None else None
         await conn.execute(emb.REFRESH_SESSIONS, [tenant_id, todo, model, dims, ids])
+        self.retriever.note_context(tenant_id)
 
     # --- reads ---------------------------------------------------------------------------------------
 

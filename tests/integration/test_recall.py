@@ -178,7 +178,7 @@ async def test_receipt_lists_exactly_the_items_returned(engram: Engram) -> None:
     receipt = await engram.receipt(result.receipt_id)
     assert [s["id"] for s in receipt.selected] == [str(i.id) for i in result.items]
     assert receipt.query == "refund policy" and receipt.request["max_items"] == 5
-    assert set(receipt.retrievers) >= {"lexical", "dense", "dense_context"}
+    assert set(receipt.retrievers) >= {"lexical", "dense"}
     assert all(c["rank"] >= 1 for c in receipt.retrievers["lexical"])
     assert receipt.packet_tokens == result.packet_tokens and receipt.degraded is False
     assert receipt.latency_ms > 0

@@ -82,60 +82,79 @@ class Hit:
 
 # --- lexical: BM25F over the weighted search key ----------------------------------------------------------
 
-# Postings of the query's lexemes, rarest first, until ``budget`` postings are read: documents that only
-# share very common lexemes with the query (low idf) are not candidates. Small corpora stay exact.
-# The filter runs on the candidate documents inside the query, before ranking.
+# BM25F over the postings of the query's kept lexemes (see ``keep_lexemes``), filtered inside the query:
+# candidate documents are checked against the filter before they are scored and ranked.
 LEXICAL: LiteralString = """
-WITH q AS (
-    SELECT DISTINCT l AS lexeme FROM unnest(tsvector_to_array(to_tsvector(%(fts_config)s::regconfig, %(query)s))) l
-), df AS (
-    SELECT q.lexeme, (SELECT count(*) FROM search_postings p
-                       WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = q.lexeme) AS n
-      FROM q
-), chosen AS (
-    SELECT lexeme FROM (SELECT lexeme, sum(n) OVER (ORDER BY n, lexeme) - n AS before FROM df WHERE n > 0) s
-     WHERE before < %(budget)s
-), cand AS (
-    SELECT DISTINCT p.memory_id FROM search_postings p JOIN chosen c USING (lexeme)
-     WHERE p.tenant_id = %(tenant_id)s
+WITH post AS MATERIALIZED (
+    SELECT p.memory_id, p.tf, count(*) OVER (PARTITION BY p.lexeme) AS df
+      FROM search_postings p
+     WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(%(lexemes)s::text[])
 ), docs AS MATERIALIZED (
-    SELECT m.id, m.search_len FROM cand JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = cand.memory_id
+    SELECT m.id, m.search_len
+      FROM (SELECT DISTINCT memory_id FROM post) c
+      JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
      WHERE {filter}
 )
 SELECT d.id,
-       sum(ln((greatest(%(n_docs)s, df.n) - df.n + 0.5) / (df.n + 0.5) + 1)
+       sum(ln((greatest(%(n_docs)s, p.df) - p.df + 0.5) / (p.df + 0.5) + 1)
            * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * d.search_len / %(avgdl)s)))::float8 AS score
-  FROM docs d
-  JOIN search_postings p ON p.tenant_id = %(tenant_id)s AND p.memory_id = d.id
-  JOIN df ON df.lexeme = p.lexeme
- WHERE p.lexeme IN (SELECT lexeme FROM q)
+  FROM docs d JOIN post p ON p.memory_id = d.id
  GROUP BY d.id
  ORDER BY score DESC, d.id
  LIMIT %(limit)s
 """
 
+QUERY_LEXEMES: LiteralString = "SELECT coalesce(tsvector_to_array(to_tsvector(%s::regconfig, %s)), '{}') AS lexemes"
+DOCUMENT_FREQUENCIES: LiteralString = """
+SELECT lexeme, count(*) AS n FROM search_postings
+ WHERE tenant_id = %s AND lexeme = ANY(%s) GROUP BY lexeme
+"""
+
+
+def keep_lexemes(dfs: dict[str, int], budget: int) -> dict[str, int]:
+    """The rarest lexemes whose postings fit the budget (always at least the rarest one).
+
+    ``dfs`` may be slightly stale (cached): it only decides what to read; the query counts the exact
+    document frequencies of what it reads. A lexeme left out is so common in this tenant that its idf is
+    small: it acts as a stop word here. Small corpora keep every lexeme (exact BM25F); large ones stay fast.
+    """
+    kept: dict[str, int] = {}
+    used = 0
+    for lexeme, n in sorted(dfs.items(), key=lambda kv: (kv[1], kv[0])):
+        if kept and used + n > budget:
+            break
+        kept[lexeme] = n
+        used += n
+    return kept
+
+
 CORPUS_STATS: LiteralString = """
 SELECT count(*) AS n, coalesce(avg(search_len), 1)::float8 AS avgdl
   FROM memories WHERE tenant_id = %s AND status = 'active'
 """
+HAS_CONTEXT: LiteralString = (
+    "SELECT EXISTS (SELECT 1 FROM memory_embeddings WHERE tenant_id = %s AND context_embedding IS NOT NULL)"
+    " AS has_context"
+)
 SPEAKERS: LiteralString = (
     "SELECT DISTINCT speaker FROM memories WHERE tenant_id = %s AND speaker IS NOT NULL LIMIT 1000"
 )
 
 
 async def lexical(
-    conn: Conn, f: Filter, query: str, cfg: RetrievalConfig, *, fts_config: str, n_docs: int, avgdl: float
+    conn: Conn, f: Filter, dfs: dict[str, int], cfg: RetrievalConfig, *, n_docs: int, avgdl: float
 ) -> list[Hit]:
+    kept = keep_lexemes(dfs, cfg.lexical_postings_budget)
+    if not kept:
+        return []
     stmt = sql.SQL(LEXICAL).format(filter=f.clause)
     params = {
         **f.params,
-        "fts_config": fts_config,
-        "query": query,
+        "lexemes": list(kept),
         "n_docs": n_docs,
         "avgdl": max(avgdl, 1e-6),
         "k1": cfg.bm25_k1,
         "b": cfg.bm25_b,
-        "budget": cfg.lexical_postings_budget,
         "limit": cfg.candidates,
     }
     rows = await (await conn.execute(stmt, params)).fetchall()

@@ -7,7 +7,8 @@ import contextlib
 import logging
 import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
-STATS_TTL = 30.0  # seconds a tenant's corpus statistics and speaker list are reused
+STATS_TTL = 30.0  # seconds a tenant's corpus statistics, speakers and document frequencies are reused
+DF_CACHE = 200_000  # (tenant, lexeme) document frequencies kept
+TOUCH_INTERVAL = 1.0  # seconds between writes of usage statistics
 
 
 def recall_settings(cfg: RetrievalConfig) -> dict[str, str]:
@@ -43,7 +46,19 @@ def recall_settings(cfg: RetrievalConfig) -> dict[str, str]:
         "hnsw.iterative_scan": "relaxed_order",
         "hnsw.ef_search": str(cfg.ef_search),
         "synchronous_commit": "off",
+        "max_parallel_workers_per_gather": "0",  # a worker costs more to start than these queries take
     }
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Per-tenant statistics recall needs, cached for STATS_TTL seconds."""
+
+    n_docs: int
+    avgdl: float
+    speakers: list[str]
+    fts_config: str
+    has_context: bool
 
 
 class Retriever:
@@ -54,8 +69,10 @@ class Retriever:
         self.gateway = gateway
         self._vectors: OrderedDict[str, Vector] = OrderedDict()
         self._query_cache = query_cache
-        self._stats: dict[str, tuple[float, int, float, list[str], str]] = {}
-        self._touches: set[asyncio.Task[None]] = set()
+        self._stats: dict[str, tuple[float, Corpus]] = {}
+        self._df: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
+        self._pending: dict[str, Counter[uuid.UUID]] = {}
+        self._flusher: asyncio.Task[None] | None = None
         self.token_counter: pk.TokenCounter = pk.approximate_tokens
 
     # --- caches ---------------------------------------------------------------------------------------
@@ -72,17 +89,68 @@ class Retriever:
             self._vectors.popitem(last=False)
         return vector
 
-    async def _corpus(self, conn: Conn, tenant_id: str) -> tuple[int, float, list[str], str]:
+    async def _corpus(self, tenant_id: str) -> Corpus:
         cached = self._stats.get(tenant_id)
         if cached and cached[0] > time.monotonic():
-            return cached[1], cached[2], cached[3], cached[4]
-        row = await (await conn.execute(cq.CORPUS_STATS, [tenant_id])).fetchone()
-        assert row is not None
-        speakers = [r["speaker"] for r in await (await conn.execute(cq.SPEAKERS, [tenant_id])).fetchall()]
-        fts = await tenant_fts_config(conn, tenant_id)
-        value = (time.monotonic() + STATS_TTL, int(row["n"]), float(row["avgdl"]), speakers, fts)
-        self._stats[tenant_id] = value
-        return value[1], value[2], value[3], value[4]
+            return cached[1]
+        async with self.db.tenant(tenant_id) as conn:
+            row = await (await conn.execute(cq.CORPUS_STATS, [tenant_id])).fetchone()
+            speakers = [r["speaker"] for r in await (await conn.execute(cq.SPEAKERS, [tenant_id])).fetchall()]
+            ctx = await (await conn.execute(cq.HAS_CONTEXT, [tenant_id])).fetchone()
+            fts = await tenant_fts_config(conn, tenant_id)
+        assert row is not None and ctx is not None
+        corpus = Corpus(int(row["n"]), float(row["avgdl"]), speakers, fts, bool(ctx["has_context"]))
+        self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
+        return corpus
+
+    async def _dense_lists(
+        self,
+        tenant_id: str,
+        f: cq.Filter,
+        qv: Any,
+        cfg: RetrievalConfig,
+        has_context: bool,
+        settings: dict[str, str],
+    ) -> dict[str, list[cq.Hit]]:
+        assert self.gateway is not None
+        model, dims = self.gateway.model_id, self.gateway.dimensions
+        out: dict[str, list[cq.Hit]] = {}
+        async with self.db.tenant(tenant_id, settings) as conn:
+            out["dense"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False)
+            if has_context:
+                out["dense_context"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=True)
+        return out
+
+    async def _document_frequencies(self, conn: Conn, tenant_id: str, fts: str, query: str) -> dict[str, int]:
+        """The query's lexemes with their document frequency in the tenant (cached like the corpus size)."""
+        row = await (await conn.execute(cq.QUERY_LEXEMES, [fts, query])).fetchone()
+        lexemes: list[str] = list(row["lexemes"]) if row else []
+        now = time.monotonic()
+        out: dict[str, int] = {}
+        missing = []
+        for lexeme in lexemes:
+            hit = self._df.get((tenant_id, lexeme))
+            if hit and hit[0] > now:
+                out[lexeme] = hit[1]
+            else:
+                missing.append(lexeme)
+        if missing:
+            found = {r["lexeme"]: int(r["n"]) for r in
+                     await (await conn.execute(cq.DOCUMENT_FREQUENCIES, [tenant_id, missing])).fetchall()}  # fmt: skip
+            for lexeme in missing:
+                out[lexeme] = found.get(lexeme, 0)
+                if out[lexeme]:  # an unknown lexeme is counted again next time: it may have arrived
+                    self._df[(tenant_id, lexeme)] = (now + STATS_TTL, out[lexeme])
+                    self._df.move_to_end((tenant_id, lexeme))
+            while len(self._df) > DF_CACHE:
+                self._df.popitem(last=False)
+        return out
+
+    def note_context(self, tenant_id: str) -> None:
+        """This tenant now has context vectors: stop skipping the dense_context retriever."""
+        cached = self._stats.get(tenant_id)
+        if cached and not cached[1].has_context:
+            del self._stats[tenant_id]
 
     def forget_tenant_stats(self, tenant_id: str) -> None:
         self._stats.pop(tenant_id, None)
@@ -102,25 +170,30 @@ class Retriever:
         cfg = config or preset(req.preset)
         f = cq.build_filter(tenant_id, req)
         receipt_id = new_id()
-        async with self.db.tenant(tenant_id, recall_settings(cfg)) as conn:
-            n_docs, avgdl, speakers, fts = await self._corpus(conn, tenant_id)
-            analysis = analyse(req.query, speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
-            qv, degraded_reason = await self._dense_query(cfg, analysis, query_vector)
-            use_lexical = cfg.lexical or (cfg.dense and qv is None)  # degrade to lexical, never to nothing
+        corpus = await self._corpus(tenant_id)
+        analysis = analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
+        qv, degraded_reason = await self._dense_query(cfg, analysis, query_vector)
+        use_lexical = cfg.lexical or (cfg.dense and qv is None)  # degrade to lexical, never to nothing
+        model = self.gateway.model_id if self.gateway else None
+        settings = recall_settings(cfg)
+        # Dense candidates come from a second connection, in parallel with the lexical ones.
+        dense_task = (
+            asyncio.create_task(self._dense_lists(tenant_id, f, qv, cfg, corpus.has_context, settings))
+            if qv is not None
+            else None
+        )
+        async with self.db.tenant(tenant_id, settings) as conn:
             lists: dict[str, list[cq.Hit]] = {}
-            if use_lexical:
-                lists["lexical"] = await cq.lexical(conn, f, req.query, cfg, fts_config=fts, n_docs=n_docs, avgdl=avgdl)
-            model = self.gateway.model_id if self.gateway else None
-            if qv is not None and self.gateway is not None:
-                dims = self.gateway.dimensions
-                lists["dense"] = await cq.dense(
-                    conn, f, qv, cfg, model_id=self.gateway.model_id, dims=dims, context=False
-                )
-                lists["dense_context"] = await cq.dense(
-                    conn, f, qv, cfg, model_id=self.gateway.model_id, dims=dims, context=True
-                )
-            if cfg.identifiers and analysis.identifiers:
-                lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg)
+            try:
+                if use_lexical:
+                    dfs = await self._document_frequencies(conn, tenant_id, corpus.fts_config, req.query)
+                    lists["lexical"] = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl)
+                if cfg.identifiers and analysis.identifiers:
+                    lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg)
+            finally:
+                if dense_task is not None:
+                    lists.update(await dense_task)
+            n_docs = corpus.n_docs
             ids = list(dict.fromkeys(h.id for hits in lists.values() for h in hits))
             rows = await cq.details(conn, tenant_id, ids, qv, model)
             cands = collect(lists, rows)
@@ -244,26 +317,33 @@ class Retriever:
         return {r["memory_id"]: r["embedding"].to_numpy() for r in rows}
 
     def _touch(self, tenant_id: str, ids: list[uuid.UUID]) -> None:
-        """last_used_at / use_count, off the hot path."""
+        """last_used_at / use_count, off the hot path: gathered and written about once a second."""
         if not ids:
             return
+        self._pending.setdefault(tenant_id, Counter()).update(ids)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush_later())
 
-        async def touch() -> None:
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(TOUCH_INTERVAL)
+        await self._flush()
+
+    async def _flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        for tenant_id, counts in pending.items():
             try:
-                async with self.db.tenant(tenant_id) as conn:
-                    await conn.execute(rc.TOUCH, [tenant_id, ids])
-            except Exception as exc:  # usage statistics must never fail a recall
-                _log.warning("could not record memory use: %s", exc)
-
-        task = asyncio.create_task(touch())
-        self._touches.add(task)
-        task.add_done_callback(self._touches.discard)
+                async with self.db.tenant(tenant_id, {"synchronous_commit": "off"}) as conn:
+                    await conn.execute(rc.TOUCH, [list(counts), list(counts.values()), tenant_id])
+            except Exception as exc:  # usage statistics must never fail anything
+                _log.warning("could not record memory use in tenant %s: %s", tenant_id, exc)
 
     async def drain(self) -> None:
-        """Wait for pending usage updates (on shutdown, and in tests)."""
-        while self._touches:
-            with contextlib.suppress(Exception):
-                await asyncio.gather(*list(self._touches))
+        """Write pending usage updates now (on shutdown, and in tests)."""
+        if self._flusher is not None and not self._flusher.done():
+            self._flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._flusher
+        await self._flush()
 
 
 def _item(c: Candidate) -> RecallItem:

@@ -24,8 +24,9 @@ SELECT id, created_at, actor, query, request, retrievers, selected, packet_token
   FROM recall_receipts WHERE tenant_id = %s AND selected @> %s ORDER BY created_at DESC LIMIT %s
 """
 TOUCH: LiteralString = """
-UPDATE memories SET last_used_at = now(), use_count = use_count + 1
- WHERE tenant_id = %s AND id = ANY(%s)
+UPDATE memories m SET last_used_at = now(), use_count = m.use_count + u.n
+  FROM unnest(%s::uuid[], %s::int[]) AS u(id, n)
+ WHERE m.tenant_id = %s AND m.id = u.id
 """
 
 
