@@ -530,6 +530,14 @@ class Engram:
 
         return await run_once(self, limit=limit, lease_seconds=lease_seconds)
 
+    async def index_large_tenants(self, threshold: int = emb.TENANT_INDEX_THRESHOLD) -> builtins.list[str]:
+        """Build a dedicated HNSW index for every tenant with at least ``threshold`` vectors (concurrently,
+        writes go on). Runs periodically inside ``engram serve``; returns the tenants indexed now."""
+        if self.gateway is None:
+            return []
+        async with self.db.owner() as conn:
+            return await emb.index_large_tenants(conn, self.gateway.model_id, self.gateway.dimensions, threshold)
+
     async def embedding_backlog(self) -> int:
         async with self.db.app() as conn:
             row = await (await conn.execute(emb.BACKLOG)).fetchone()

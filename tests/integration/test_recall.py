@@ -261,3 +261,21 @@ async def test_session_keys_are_rebuilt_when_a_turn_arrives(engram: Engram) -> N
             await conn.execute("SELECT count(*) AS n FROM memory_embeddings WHERE context_embedding IS NOT NULL")
         ).fetchone()
     assert row is not None and row["n"] == 2
+
+
+async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
+    from engram.store.embeddings import tenant_index_name
+
+    await engram.remember_many([{"content": f"Shipment {n} left the Rotterdam warehouse"} for n in range(6)])
+    await engram.remember("small tenant note", tenant="tiny")
+    assert await engram.index_large_tenants(threshold=5) == ["acme"]
+    assert await engram.index_large_tenants(threshold=5) == []  # idempotent
+    assert engram.gateway is not None
+    name = tenant_index_name(engram.gateway.model_id, "acme")
+    async with engram.db.owner() as conn:
+        rows = await (
+            await conn.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE %s", [name + "%"])
+        ).fetchall()
+    assert {r["indexname"] for r in rows} == {name, name + "_ctx"}
+    result = await engram.recall("Rotterdam shipment", preset="dense", max_items=3)
+    assert len(result.items) == 3 and all("Rotterdam" in i.content for i in result.items)

@@ -110,6 +110,7 @@ async def run_recall_bench(
             for tenant, size in sizes.items():
                 by_tenant[tenant] = texts[at : at + size]
                 at += size
+        await engram.index_large_tenants()  # what engram serve's maintenance does within minutes
         return await _measure(engram, sizes, by_tenant, queries, ingest_s)
     finally:
         await engram.close()

@@ -165,13 +165,18 @@ async def lexical(
 
 
 def _dense_stmt(model_id: str, dims: int, column: str, f: Filter) -> sql.Composed:
+    # Model and tenant as literals: the planner can then pick a partial HNSW index built for this model,
+    # or for this tenant (large tenants get their own, see store.embeddings.index_large_tenants).
     vec = sql.SQL("e.{}::vector({})").format(sql.Identifier(column), sql.Literal(dims))
     return sql.SQL(
         "SELECT e.memory_id AS id, (1 - ({vec} <=> %(qv)s::vector({dims})))::float8 AS score"
         " FROM memory_embeddings e JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.memory_id"
-        " WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND {filter}"
+        " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND {filter}"
         " ORDER BY {vec} <=> %(qv)s::vector({dims}) LIMIT %(limit)s"
-    ).format(vec=vec, dims=sql.Literal(dims), model=sql.Literal(model_id), filter=f.clause)
+    ).format(
+        vec=vec, dims=sql.Literal(dims), model=sql.Literal(model_id), filter=f.clause,
+        tenant=sql.Literal(f.params["tenant_id"]),
+    )  # fmt: skip
 
 
 async def dense(

@@ -96,6 +96,47 @@ async def register_model(conn: AsyncConnection[DictRow], model_id: str, dimensio
         )
 
 
+TENANT_INDEX_THRESHOLD = 10_000
+
+LARGE_TENANTS: LiteralString = """
+SELECT tenant_id, count(*) AS n FROM memory_embeddings WHERE model_id = %s
+ GROUP BY tenant_id HAVING count(*) >= %s ORDER BY count(*) DESC
+"""
+EXISTING_INDEXES: LiteralString = "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_embeddings'"
+
+
+def tenant_index_name(model_id: str, tenant_id: str) -> str:
+    return index_name(model_id) + "_t" + hashlib.sha256(tenant_id.encode()).hexdigest()[:12]
+
+
+async def index_large_tenants(
+    conn: AsyncConnection[DictRow], model_id: str, dimensions: int, threshold: int = TENANT_INDEX_THRESHOLD
+) -> list[str]:
+    """Give every tenant with at least ``threshold`` vectors its own partial HNSW index (owner connection in
+    autocommit mode; built CONCURRENTLY, so writes go on). Filtering a shared graph down to one tenant wastes
+    most of a search once the tenant is a large share of a large table; its own graph wastes nothing.
+    Returns the tenants indexed now."""
+    existing = {r["indexname"] for r in await (await conn.execute(EXISTING_INDEXES)).fetchall()}
+    done = []
+    for row in await (await conn.execute(LARGE_TENANTS, [model_id, threshold])).fetchall():
+        tenant_id = row["tenant_id"]
+        for column, suffix in (("embedding", ""), ("context_embedding", "_ctx")):
+            name = tenant_index_name(model_id, tenant_id) + suffix
+            if name in existing:
+                continue
+            await conn.execute(
+                sql.SQL(
+                    "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON memory_embeddings"
+                    " USING hnsw (({}::vector({})) vector_cosine_ops) WHERE model_id = {} AND tenant_id = {}"
+                ).format(
+                    sql.Identifier(name), sql.Identifier(column), sql.Literal(dimensions), sql.Literal(model_id),
+                    sql.Literal(tenant_id),
+                )
+            )  # fmt: skip
+            done.append(tenant_id)
+    return sorted(set(done))
+
+
 async def vectors_by_hash(
     conn: Conn, tenant_id: str, model_id: str, hashes: Sequence[str]
 ) -> dict[str, np.ndarray[Any, Any]]:

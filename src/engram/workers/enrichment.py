@@ -10,8 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import defaultdict
 from typing import TYPE_CHECKING
+
+import psycopg
 
 from engram.errors import EngramError, ProviderError
 from engram.store import embeddings as emb
@@ -91,10 +94,14 @@ async def _embed_tenant(engram: Engram, tenant_id: str, ids: list[uuid.UUID]) ->
 class EnrichmentWorker:
     """Runs ``run_once`` in a loop inside ``engram serve`` (and ``engram worker``)."""
 
-    def __init__(self, engram: Engram, *, interval: float = 1.0, batch: int = 256) -> None:
+    def __init__(
+        self, engram: Engram, *, interval: float = 1.0, batch: int = 256, maintenance_every: float = 600.0
+    ) -> None:
         self.engram = engram
         self.interval = interval
         self.batch = batch
+        self.maintenance_every = maintenance_every
+        self._next_maintenance = time.monotonic() + 60.0
         self._task: asyncio.Task[None] | None = None
         self.processed = 0
 
@@ -116,6 +123,14 @@ class EnrichmentWorker:
             except (EngramError, OSError) as exc:
                 _log.warning("enrichment pass failed: %s", exc)
                 n = 0
+            if n == 0 and time.monotonic() >= self._next_maintenance:
+                self._next_maintenance = time.monotonic() + self.maintenance_every
+                try:
+                    indexed = await self.engram.index_large_tenants()
+                    if indexed:
+                        _log.info("built dedicated vector indexes for tenants %s", indexed)
+                except (EngramError, OSError, psycopg.Error) as exc:
+                    _log.warning("index maintenance failed: %s", exc)
             if n == 0:
                 self.engram.work_pending.clear()
                 with contextlib.suppress(TimeoutError):
