@@ -200,18 +200,43 @@ SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.conten
  LIMIT %(limit)s
 """
 
+# Identifiers that are whole lexemes of the search keys (most are: 504, inv-2024-0042, econnreset) are
+# matched through the postings, exactly and cheaply; the rest through the trigram index.
+IDENTIFIER_LEXEMES: LiteralString = """
+SELECT m.id, count(DISTINCT p.lexeme)::float8 AS score
+  FROM search_postings p JOIN memories m ON m.tenant_id = p.tenant_id AND m.id = p.memory_id
+ WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(%(lexemes)s) AND p.tf >= 1 AND {filter}
+ GROUP BY m.id
+ ORDER BY score DESC, m.id DESC
+ LIMIT %(limit)s
+"""
 
-async def identifier_hits(conn: Conn, f: Filter, idents: list[str], cfg: RetrievalConfig) -> list[Hit]:
-    """Memories containing the identifiers as whole tokens; score = share of the identifiers matched."""
-    stmt = sql.SQL(IDENTIFIERS).format(filter=f.clause)
-    params = {
-        **f.params,
-        "patterns": [identifier_pattern([i]) for i in idents],
-        "pattern": identifier_pattern(idents),
-        "limit": cfg.candidates,
-    }
-    rows = await (await conn.execute(stmt, params)).fetchall()
-    return [Hit(r["id"], float(r["score"]) / len(idents)) for r in rows]
+
+async def identifier_hits(
+    conn: Conn, f: Filter, idents: list[str], cfg: RetrievalConfig, known_lexemes: set[str]
+) -> list[Hit]:
+    """Memories containing the identifiers as whole tokens (in their own text, not their neighbours');
+    score = share of the identifiers matched."""
+    as_lexemes = [i.lower() for i in idents if i.lower() in known_lexemes]
+    others = [i for i in idents if i.lower() not in known_lexemes]
+    scores: dict[uuid.UUID, float] = {}
+    if as_lexemes:
+        stmt = sql.SQL(IDENTIFIER_LEXEMES).format(filter=f.clause)
+        params = {**f.params, "lexemes": as_lexemes, "limit": cfg.candidates}
+        for r in await (await conn.execute(stmt, params)).fetchall():
+            scores[r["id"]] = float(r["score"])
+    if others:
+        stmt = sql.SQL(IDENTIFIERS).format(filter=f.clause)
+        params = {
+            **f.params,
+            "patterns": [identifier_pattern([i]) for i in others],
+            "pattern": identifier_pattern(others),
+            "limit": cfg.candidates,
+        }
+        for r in await (await conn.execute(stmt, params)).fetchall():
+            scores[r["id"]] = scores.get(r["id"], 0.0) + float(r["score"])
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], str(kv[0])))[: cfg.candidates]
+    return [Hit(mid, score / len(idents)) for mid, score in ranked]
 
 
 # --- details of the candidate union ------------------------------------------------------------------------

@@ -185,11 +185,14 @@ class Retriever:
         async with self.db.tenant(tenant_id, settings) as conn:
             lists: dict[str, list[cq.Hit]] = {}
             try:
-                if use_lexical:
+                dfs: dict[str, int] = {}
+                if use_lexical or (cfg.identifiers and analysis.identifiers):
                     dfs = await self._document_frequencies(conn, tenant_id, corpus.fts_config, req.query)
+                if use_lexical:
                     lists["lexical"] = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl)
                 if cfg.identifiers and analysis.identifiers:
-                    lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg)
+                    known = {lexeme for lexeme, n in dfs.items() if n > 0}
+                    lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg, known)
             finally:
                 if dense_task is not None:
                     lists.update(await dense_task)
