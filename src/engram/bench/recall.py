@@ -174,11 +174,13 @@ EXACT = {"enable_indexscan": "off", "enable_bitmapscan": "off"}
 
 
 async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: random.Random, n: int = 50) -> float:
-    """Dense top-10 through the production query (HNSW, iterative scan, filters) against exact search
-    (the same query with index scans disabled: a sequential scan and a sort), for one tenant."""
+    """The top 10 of the production dense candidate list (HNSW, iterative scan, filters, 100 candidates,
+    re-sorted) against exact search (the same query with index scans disabled: a sequential scan and a
+    sort, LIMIT 10), for one tenant."""
     assert engram.gateway is not None
     gateway = engram.gateway
-    cfg = PRESETS["hybrid"].model_copy(update={"candidates": 10})
+    cfg = PRESETS["hybrid"]
+    exact_cfg = cfg.model_copy(update={"candidates": 10})
     queries = [query_from(rng.choice(texts), rng) for _ in range(n)]
     vectors = await gateway.embed(queries)
     scores = []
@@ -186,9 +188,13 @@ async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: r
         req = RecallRequest(query=q, user_id=f"u{rng.randrange(USERS_PER_TENANT)}")
         f = cq.build_filter(tenant, req)
         async with engram.db.tenant(tenant, recall_settings(cfg)) as conn:
-            fast = await cq.dense(conn, f, vec, cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False)
+            fast = (
+                await cq.dense(conn, f, vec, cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False)
+            )[:10]
         async with engram.db.tenant(tenant, EXACT) as conn:
-            exact = await cq.dense(conn, f, vec, cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False)
+            exact = await cq.dense(
+                conn, f, vec, exact_cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False
+            )
         truth = {h.id for h in exact}
         if truth:
             scores.append(len(truth & {h.id for h in fast}) / len(truth))
