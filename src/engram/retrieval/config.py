@@ -2,7 +2,7 @@
 
 Defaults, and why (measured on LoCoMo, see docs/retrieval.md):
 
-* Candidates: up to ``candidates`` (100) from each retriever, filtered first.
+* Candidates: up to ``candidates`` (100) from each retriever, filtered first; HNSW ef_search 200.
 * Fusion ``score`` (default): ``lexical * bm25/max(bm25) + dense * cos(self) + dense_context * cos(context)
   + identifier * share_of_identifiers_matched``; ``rrf``: ``sum(weight / (rrf_k + rank))`` with rrf_k = 60.
 * ``speaker_boost``: when the query names exactly one known speaker, that speaker's memories x 1.5.
@@ -58,7 +58,7 @@ class RetrievalConfig(BaseModel):
     mmr_lambda: Annotated[float, Field(ge=0.0, le=1.0)] = 0.7
     expand_relations: bool = False
     relation_decay: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
-    ef_search: Annotated[int, Field(ge=10, le=1000)] = 100
+    ef_search: Annotated[int, Field(ge=10, le=1000)] = 200
     bm25_k1: Annotated[float, Field(gt=0)] = 1.2
     bm25_b: Annotated[float, Field(ge=0, le=1)] = 0.75
     lexical_postings_budget: Annotated[int, Field(ge=100, le=1_000_000)] = 2000
