@@ -16,10 +16,6 @@ ALTER TABLE memories
     ADD COLUMN speaker text GENERATED ALWAYS AS (left(metadata ->> 'speaker', 200)) STORED;
 
 CREATE INDEX memories_search_key ON memories USING gin (search_key);
--- Every column of the recall filter (and the BM25 length), so checking a candidate reads no heap page.
-CREATE INDEX memories_recall_filter ON memories (tenant_id, id) INCLUDE (
-    status, allow_in_prompt, visibility, user_id, workflow_id, agent_id, session_id, kind, valid_from,
-    valid_until, expires_at, recorded_at, archived_at, search_len);
 CREATE INDEX memories_session_order ON memories (tenant_id, session_id, valid_from, id) WHERE session_id IS NOT NULL;
 CREATE INDEX memories_speaker ON memories (tenant_id, speaker) WHERE speaker IS NOT NULL;
 
