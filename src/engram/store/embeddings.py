@@ -74,9 +74,10 @@ def index_name(model_id: str) -> str:
 async def register_model(conn: AsyncConnection[DictRow], model_id: str, dimensions: int) -> None:
     """Record the model and build its HNSW cosine indexes (owner connection; idempotent).
 
-    The shared index grows one insert at a time on the write path, so it is built lean (ef_construction
-    32): small tenants are searched exactly anyway and large ones get a denser index of their own
-    (``index_large_tenants``)."""
+    The shared index grows one insert at a time on the write path, where every insert pays for it, so it
+    is built lean (m 8, ef_construction 16: 0.23 ms per insert instead of about 0.55): small tenants are
+    searched exactly anyway (the planner prefers their primary-key rows) and large ones get a dense index
+    of their own (``index_large_tenants``), so the shared graph only bridges a tenant's growth."""
     name = index_name(model_id)
     await conn.execute(REGISTER_MODEL, [model_id, dimensions, name])
     row = await (await conn.execute(MODEL_DIMENSIONS, [model_id])).fetchone()
@@ -93,7 +94,7 @@ async def register_model(conn: AsyncConnection[DictRow], model_id: str, dimensio
         await conn.execute(
             sql.SQL(
                 "CREATE INDEX IF NOT EXISTS {} ON memory_embeddings USING hnsw (({}::vector({})) vector_cosine_ops)"
-                " WITH (m = 16, ef_construction = 32) WHERE model_id = {}"
+                " WITH (m = 8, ef_construction = 16) WHERE model_id = {}"
             ).format(
                 sql.Identifier(name + suffix), sql.Identifier(column), sql.Literal(dimensions), sql.Literal(model_id)
             )
