@@ -200,14 +200,16 @@ SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.conten
  LIMIT %(limit)s
 """
 
-# Identifiers that are whole lexemes of the search keys (most are: 504, inv-2024-0042, econnreset) are
-# matched through the postings, exactly and cheaply; the rest through the trigram index.
+# Identifiers that are whole lexemes of the search keys (most are: 504, inv-2024-0042, econnreset) find
+# their candidates through the postings, the rest through the trigram index; either way a memory counts
+# only if its own content holds the identifier as a whole token (not its date or its neighbours).
 IDENTIFIER_LEXEMES: LiteralString = """
-SELECT m.id, count(DISTINCT p.lexeme)::float8 AS score
-  FROM search_postings p JOIN memories m ON m.tenant_id = p.tenant_id AND m.id = p.memory_id
- WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(%(lexemes)s) AND p.tf >= 1 AND {filter}
- GROUP BY m.id
- ORDER BY score DESC, m.id DESC
+SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.content ~* p)::float8 AS score
+  FROM (SELECT DISTINCT memory_id FROM search_postings
+         WHERE tenant_id = %(tenant_id)s AND lexeme = ANY(%(lexemes)s) AND tf >= 1) c
+  JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
+ WHERE {filter} AND m.content ~* %(pattern)s
+ ORDER BY score DESC, m.recorded_at DESC
  LIMIT %(limit)s
 """
 
@@ -221,8 +223,15 @@ async def identifier_hits(
     others = [i for i in idents if i.lower() not in known_lexemes]
     scores: dict[uuid.UUID, float] = {}
     if as_lexemes:
+        found = [i for i in idents if i.lower() in known_lexemes]
         stmt = sql.SQL(IDENTIFIER_LEXEMES).format(filter=f.clause)
-        params = {**f.params, "lexemes": as_lexemes, "limit": cfg.candidates}
+        params = {
+            **f.params,
+            "lexemes": as_lexemes,
+            "patterns": [identifier_pattern([i]) for i in found],
+            "pattern": identifier_pattern(found),
+            "limit": cfg.candidates,
+        }
         for r in await (await conn.execute(stmt, params)).fetchall():
             scores[r["id"]] = float(r["score"])
     if others:
