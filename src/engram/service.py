@@ -544,17 +544,20 @@ class Engram:
         return int(row["n"]) if row else 0
 
 
+async def locate_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
+    """The conninfo to use: DATABASE_URL, or the embedded PostgreSQL (started if needed) in the data dir."""
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value(), None
+    embedded = EmbeddedPostgres(settings.data_dir)
+    return await asyncio.to_thread(embedded.start), embedded
+
+
 async def connect_store(
     settings: Settings, *, run_migrations: bool | None = None
 ) -> tuple[Database, EmbeddedPostgres | None]:
     """Start the embedded PostgreSQL (no DATABASE_URL) or use the external one, bring the schema up to
     date (automatically on the embedded database), and open the pool."""
-    embedded: EmbeddedPostgres | None = None
-    if settings.database_url is not None:
-        conninfo = settings.database_url.get_secret_value()
-    else:
-        embedded = EmbeddedPostgres(settings.data_dir)
-        conninfo = await asyncio.to_thread(embedded.start)
+    conninfo, embedded = await locate_database(settings)
     try:
         db = Database(conninfo, min_size=settings.pool_min_size, max_size=settings.pool_max_size)
         async with db.owner() as conn:

@@ -140,7 +140,7 @@ async def _measure(
         by_class["big" if tenant == BIG else "small"].append(ms)
     with_embedding = []
     for tenant, user, q in plan:
-        engram.retriever._vectors.clear()  # every query pays for its embedding
+        engram.retriever.clear_query_cache()  # every query pays for its embedding
         started = time.perf_counter()
         await engram.recall(q + " ?", tenant=tenant, user_id=user, actor="bench")
         with_embedding.append((time.perf_counter() - started) * 1000)

@@ -170,16 +170,11 @@ def migrate(data_dir: DataDir = None) -> None:
 
 
 async def _migrate(settings: Settings) -> None:
+    from engram.service import locate_database
     from engram.store.database import Database
-    from engram.store.embedded import EmbeddedPostgres
     from engram.store.migrate import migrate as apply
 
-    embedded = None
-    if settings.database_url is not None:
-        conninfo = settings.database_url.get_secret_value()
-    else:
-        embedded = EmbeddedPostgres(settings.data_dir)
-        conninfo = await asyncio.to_thread(embedded.start)
+    conninfo, embedded = await locate_database(settings)
     try:
         async with Database(conninfo).owner() as conn:
             done = await apply(conn)

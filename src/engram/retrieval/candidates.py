@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, LiteralString
 
 from psycopg import sql
@@ -296,7 +295,3 @@ async def visible(conn: Conn, f: Filter, ids: list[uuid.UUID]) -> set[uuid.UUID]
     stmt = sql.SQL(VISIBLE_IDS).format(filter=f.clause)
     rows = await (await conn.execute(stmt, {**f.params, "ids": ids})).fetchall()
     return {r["id"] for r in rows}
-
-
-def as_of_or_now(req: RecallRequest, now: datetime) -> datetime:
-    return req.as_of or now

@@ -77,6 +77,9 @@ class Retriever:
 
     # --- caches ---------------------------------------------------------------------------------------
 
+    def clear_query_cache(self) -> None:
+        self._vectors.clear()
+
     async def query_vector(self, text: str) -> Vector:
         assert self.gateway is not None
         hit = self._vectors.get(text)
@@ -151,9 +154,6 @@ class Retriever:
         cached = self._stats.get(tenant_id)
         if cached and not cached[1].has_context:
             del self._stats[tenant_id]
-
-    def forget_tenant_stats(self, tenant_id: str) -> None:
-        self._stats.pop(tenant_id, None)
 
     # --- recall ---------------------------------------------------------------------------------------
 

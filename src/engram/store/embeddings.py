@@ -62,9 +62,6 @@ UPDATE embedding_jobs
 """
 REFRESH_SESSIONS: LiteralString = "SELECT engram_refresh_sessions(%s, %s, %s, %s, %s)"
 BACKLOG: LiteralString = "SELECT engram_embedding_backlog() AS n"
-HAS_VECTOR: LiteralString = (
-    "SELECT memory_id FROM memory_embeddings WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)"
-)
 
 
 def index_name(model_id: str) -> str:

@@ -33,23 +33,6 @@ MEMORY_COLUMNS: LiteralString = """
 # The snapshot kept in memory_revisions: the record minus derived columns.
 _SNAPSHOT: LiteralString = "to_jsonb(m) - '{scope_key,agent_key,fts_config,search_key,search_len,speaker}'::text[]"
 
-INSERT_MEMORY: LiteralString = """
-INSERT INTO memories (
-    tenant_id, id, user_id, agent_id, workflow_id, session_id, external_id, kind, subtype, visibility,
-    content, summary, content_hash, fact_key, source_type, source_ref, confidence, importance, status,
-    valid_from, valid_until, expires_at, contains_pii, allow_in_prompt, require_citation,
-    require_freshness_check, retention_reason, tags, metadata, fts_config)
-VALUES (
-    %(tenant_id)s, %(id)s, %(user_id)s, %(agent_id)s, %(workflow_id)s, %(session_id)s, %(external_id)s,
-    %(kind)s, %(subtype)s, %(visibility)s, %(content)s, %(summary)s, %(content_hash)s, %(fact_key)s,
-    %(source_type)s, %(source_ref)s, %(confidence)s, %(importance)s, %(status)s,
-    coalesce(%(valid_from)s, now()), %(valid_until)s, %(expires_at)s, %(contains_pii)s, %(allow_in_prompt)s,
-    %(require_citation)s, %(require_freshness_check)s, %(retention_reason)s, %(tags)s, %(metadata)s,
-    %(fts_config)s::regconfig)
-ON CONFLICT (tenant_id, agent_key, external_id) WHERE external_id IS NOT NULL DO NOTHING
-RETURNING id
-"""
-
 # Many rows in one statement (so the statement-level postings trigger runs once per batch).
 INSERT_MEMORIES: LiteralString = """
 INSERT INTO memories (
@@ -145,6 +128,24 @@ def fact_lock_key(tenant_id: str, item: MemoryInput) -> str:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, default=str, ensure_ascii=False)
+
+
+async def _insert(
+    conn: Conn, tenant_id: str, rows: Sequence[tuple[uuid.UUID, MemoryInput, datetime | None]], fts_config: str
+) -> set[uuid.UUID]:
+    """Insert (id, item, valid_from override) rows in one statement; returns the ids actually inserted
+    (an external_id already taken is skipped, not an error)."""
+    payload = []
+    for order, (mid, item, valid_from) in enumerate(rows):
+        row = row_params(tenant_id, mid, item, fts_config)
+        row["metadata"] = item.metadata
+        row["ord"] = order
+        if valid_from is not None:
+            row["valid_from"] = valid_from
+        payload.append(row)
+    params = {"tenant_id": tenant_id, "fts_config": fts_config, "rows": Jsonb(payload, dumps=_dumps)}
+    cur = await conn.execute(INSERT_MEMORIES, params)
+    return {r["id"] for r in await cur.fetchall()}
 
 
 def row_params(tenant_id: str, mem_id: uuid.UUID, item: MemoryInput, fts_config: str) -> dict[str, Any]:
@@ -247,15 +248,8 @@ async def insert_plain(
 ) -> list[Outcome]:
     """Insert items without a fact_key in one statement; external_id replays are resolved after."""
     ids = [new_id() for _ in items]
-    rows = []
-    for order, (mid, (_, item)) in enumerate(zip(ids, items, strict=True)):
-        row = row_params(tenant_id, mid, item, fts_config)
-        row["metadata"] = item.metadata
-        row["ord"] = order
-        rows.append(row)
-    payload = Jsonb(rows, dumps=_dumps)
-    cur = await conn.execute(INSERT_MEMORIES, {"tenant_id": tenant_id, "fts_config": fts_config, "rows": payload})
-    created_ids = {r["id"] for r in await cur.fetchall()}
+    created_ids = await _insert(conn, tenant_id, [(mid, item, None) for mid, (_, item) in zip(ids, items, strict=True)],
+                                fts_config)  # fmt: skip
     inserted = [mid in created_ids for mid in ids]
     outcomes: list[Outcome] = []
     for (index, item), mid, created in zip(items, ids, inserted, strict=True):
@@ -308,14 +302,13 @@ async def insert_fact(
         return Outcome(index, active.id, False, ["fact_unchanged"], memory=active)
 
     mem_id = new_id()
-    params = row_params(tenant_id, mem_id, item, fts_config)
+    valid_from: datetime | None = None
     supersedes: list[uuid.UUID] = []
     reasons = ["created"]
     if active is not None:
         clock = await (await conn.execute(CLOCK)).fetchone()
         assert clock is not None
-        valid_from: datetime = item.valid_from or clock["ts"]
-        params["valid_from"] = valid_from
+        valid_from = item.valid_from or clock["ts"]
         await conn.execute(
             SUPERSEDE,
             {"new_id": mem_id, "valid_from": valid_from, "tenant_id": tenant_id, "old_id": active.id},
@@ -323,19 +316,14 @@ async def insert_fact(
         journal.record(active.id, "superseded", "memory.superseded", {"superseded_by": str(mem_id)})
         supersedes.append(active.id)
         reasons.append("superseded_previous")
-    cur = await conn.execute(INSERT_MEMORY, params)
-    if cur.rowcount != 1:  # external_id inserted concurrently by a writer that did not take the fact lock
+    if not await _insert(conn, tenant_id, [(mem_id, item, valid_from)], fts_config):
+        # external_id inserted concurrently by a writer that did not take the fact lock
         return await _replay(conn, tenant_id, index, item)
     details: dict[str, Any] = {"kind": item.kind, "fact_key": item.fact_key}
     if supersedes:
         details["supersedes"] = [str(s) for s in supersedes]
     journal.record(mem_id, "created", "memory.created", details)
     return Outcome(index, mem_id, True, reasons, supersedes=supersedes)
-
-
-async def fetch_many(conn: Conn, tenant_id: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Memory]:
-    cur = await conn.execute(SELECT_MEMORIES, [tenant_id, list(ids)])
-    return {m.id: m for m in (Memory.from_row(r) for r in await cur.fetchall())}
 
 
 async def fetch_one(conn: Conn, tenant_id: str, mem_id: uuid.UUID, *, for_update: bool = False) -> Memory | None:
