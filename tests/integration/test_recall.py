@@ -251,6 +251,41 @@ async def test_search_index_follows_updates_and_deletes(engram: Engram) -> None:
     assert await postings_of(engram, m.id) == set()
 
 
+async def test_lexical_window_falls_back_when_the_best_documents_are_filtered_out(engram: Engram) -> None:
+    # candidates=2 makes the filtered window 6 documents; the 8 best-scoring ones are private to u2.
+    for i in range(8):
+        await engram.remember(f"quokka quokka quokka sighting {i}", user_id="u2")
+    mine = [await engram.remember(f"one quokka in the garden, note {i}", user_id="u1") for i in range(3)]
+    cfg = preset("lexical", candidates=2)
+    got = await engram.recall("quokka", user_id="u1", preset="lexical", config=cfg, max_items=10)
+    assert len(got.items) == 2 and {i.id for i in got.items} <= {m.id for m in mine}
+    # And when enough of the window passes, the window alone answers, with the same best documents.
+    wide = await engram.recall("quokka", user_id="u2", preset="lexical", config=cfg, max_items=10)
+    assert len(wide.items) == 2 and "sighting" in wide.items[0].content
+
+
+async def test_postings_carry_the_document_length(engram: Engram) -> None:
+    m = await engram.remember("Short note about herons", session_id="s4")
+    await engram.remember("A much longer follow-up about herons, egrets, storks and cranes", session_id="s4")
+
+    async def lengths() -> set[tuple[float, float]]:
+        async with engram.db.owner() as conn:
+            rows = await (
+                await conn.execute(
+                    "SELECT DISTINCT p.dl, m.search_len FROM search_postings p"
+                    " JOIN memories m ON m.tenant_id = p.tenant_id AND m.id = p.memory_id WHERE m.id = %s",
+                    [m.id],
+                )
+            ).fetchall()
+        return {(r["dl"], r["search_len"]) for r in rows}
+
+    got = await lengths()
+    assert len(got) == 1 and next(iter(got))[0] == next(iter(got))[1] > 0  # neighbours included
+    await engram.update(m.id, {"content": "Short"}, expected_revision=1)
+    got = await lengths()
+    assert len(got) == 1 and next(iter(got))[0] == next(iter(got))[1]
+
+
 async def test_session_keys_are_rebuilt_when_a_turn_arrives(engram: Engram) -> None:
     first = await engram.remember("Ana: my sister lives in Lisbon", session_id="s9")
     assert "porto" not in await postings_of(engram, first.id)

@@ -106,23 +106,28 @@ class Retriever:
         self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
         return corpus
 
-    async def _dense_lists(
+    async def _dense_side(
         self,
         tenant_id: str,
         f: cq.Filter,
-        qv: Any,
         cfg: RetrievalConfig,
-        has_context: bool,
+        analysis: QueryAnalysis,
+        given: Vector | None,
+        corpus: Corpus,
         settings: dict[str, str],
-    ) -> dict[str, list[cq.Hit]]:
+    ) -> tuple[Vector | None, str | None, dict[str, list[cq.Hit]]]:
+        """The query vector (or why there is none) and the dense candidate lists."""
+        qv, reason = await self._dense_query(cfg, analysis, given)
+        if qv is None:
+            return None, reason, {}
         assert self.gateway is not None
         model, dims = self.gateway.model_id, self.gateway.dimensions
         out: dict[str, list[cq.Hit]] = {}
         async with self.db.tenant(tenant_id, settings) as conn:
             out["dense"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False)
-            if has_context:
+            if corpus.has_context:
                 out["dense_context"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=True)
-        return out
+        return qv, None, out
 
     async def _document_frequencies(self, conn: Conn, tenant_id: str, fts: str, query: str) -> dict[str, int]:
         """The query's lexemes with their document frequency in the tenant (cached like the corpus size)."""
@@ -172,18 +177,24 @@ class Retriever:
         receipt_id = new_id()
         corpus = await self._corpus(tenant_id)
         analysis = analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
-        qv, degraded_reason = await self._dense_query(cfg, analysis, query_vector)
-        use_lexical = cfg.lexical or (cfg.dense and qv is None)  # degrade to lexical, never to nothing
         model = self.gateway.model_id if self.gateway else None
         settings = recall_settings(cfg)
-        # Dense candidates come from a second connection, in parallel with the lexical ones.
+        # The dense side (embed the query, then read its candidates on a second connection) runs while the
+        # lexical side reads its candidates on this one.
         dense_task = (
-            asyncio.create_task(self._dense_lists(tenant_id, f, qv, cfg, corpus.has_context, settings))
-            if qv is not None
+            asyncio.create_task(self._dense_side(tenant_id, f, cfg, analysis, query_vector, corpus, settings))
+            if cfg.dense
             else None
         )
+        qv: Vector | None = None
+        degraded_reason: str | None = None
+        lists: dict[str, list[cq.Hit]] = {}
+        if dense_task is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
+            qv, degraded_reason, dense_lists = await dense_task
+            lists.update(dense_lists)
+            dense_task = None
+        use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
         async with self.db.tenant(tenant_id, settings) as conn:
-            lists: dict[str, list[cq.Hit]] = {}
             try:
                 dfs: dict[str, int] = {}
                 if use_lexical or (cfg.identifiers and analysis.identifiers):
@@ -195,7 +206,8 @@ class Retriever:
                     lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg, known)
             finally:
                 if dense_task is not None:
-                    lists.update(await dense_task)
+                    qv, degraded_reason, dense_lists = await dense_task
+                    lists.update(dense_lists)
             n_docs = corpus.n_docs
             ids = list(dict.fromkeys(h.id for hits in lists.values() for h in hits))
             rows = await cq.details(conn, tenant_id, ids, qv, model)
