@@ -192,9 +192,13 @@ async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: r
                 await cq.dense(conn, f, vec, cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False)
             )[:10]
         async with engram.db.tenant(tenant, EXACT) as conn:
-            exact = await cq.dense(
-                conn, f, vec, exact_cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False
-            )
+            # Never prepared: a prepared statement keeps the plan it was first given (the HNSW one) whatever
+            # the settings are now, and the reference would then be an approximate search itself.
+            stmt = cq.dense_statement(gateway.model_id, gateway.dimensions, "embedding", f)
+            rows = await (
+                await conn.execute(stmt, {**f.params, "qv": vec, "limit": exact_cfg.candidates}, prepare=False)
+            ).fetchall()
+            exact = [cq.Hit(r["id"], float(r["score"])) for r in rows]
         truth = {h.id for h in exact}
         if truth:
             scores.append(len(truth & {h.id for h in fast}) / len(truth))

@@ -34,3 +34,19 @@ BEGIN
     RETURN NULL;
 END
 $$;
+
+-- Usage statistics of recalled memories, for many tenants in one statement: recall gathers them and writes
+-- them about once a second, off its hot path. Only the usage columns change, only for the given pairs.
+-- Rows locked by a writer are skipped (never waited for, so never a deadlock): a usage count is a hint.
+CREATE FUNCTION engram_touch_memories(p_tenants text[], p_ids uuid[], p_counts integer[])
+RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    UPDATE memories m SET last_used_at = now(), use_count = m.use_count + u.n
+      FROM (SELECT x.tenant_id, x.id, t.n
+              FROM unnest(p_tenants, p_ids, p_counts) AS t(tenant_id, id, n)
+              JOIN memories x ON x.tenant_id = t.tenant_id AND x.id = t.id
+               FOR UPDATE OF x SKIP LOCKED) u
+     WHERE m.tenant_id = u.tenant_id AND m.id = u.id
+$$;
+REVOKE ALL ON FUNCTION engram_touch_memories(text[], uuid[], integer[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION engram_touch_memories(text[], uuid[], integer[]) TO engram_app;

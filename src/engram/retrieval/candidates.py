@@ -90,14 +90,17 @@ class Hit:
 # while a large tenant visits a few hundred memories instead of thousands.
 LEXICAL: LiteralString = """
 WITH post AS MATERIALIZED (
-    SELECT p.memory_id, p.tf, p.dl, count(*) OVER (PARTITION BY p.lexeme) AS df
+    SELECT p.lexeme, p.memory_id, p.tf, p.dl
       FROM search_postings p
      WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(%(lexemes)s::text[])
+), idf AS (
+    SELECT lexeme, ln((greatest(%(n_docs)s::float8, count(*)) - count(*) + 0.5) / (count(*) + 0.5) + 1) AS w
+      FROM post GROUP BY lexeme
 ), scored AS MATERIALIZED (
     SELECT p.memory_id AS id,
-           sum(ln((greatest(%(n_docs)s, p.df) - p.df + 0.5) / (p.df + 0.5) + 1)
-               * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s)))::float8 AS score
-      FROM post p
+           sum(i.w * p.tf * (%(k1)s::float8 + 1)
+               / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * p.dl / %(avgdl)s::float8))) AS score
+      FROM post p JOIN idf i ON i.lexeme = p.lexeme
      GROUP BY p.memory_id
 ), best AS MATERIALIZED (
     SELECT id, score FROM scored ORDER BY score DESC, id LIMIT %(window)s
@@ -178,7 +181,7 @@ async def lexical(
 # --- dense: pgvector HNSW per model, iterative scans keep filtered recall ---------------------------------
 
 
-def _dense_stmt(model_id: str, dims: int, column: str, f: Filter) -> sql.Composed:
+def dense_statement(model_id: str, dims: int, column: str, f: Filter) -> sql.Composed:
     # Model and tenant as literals: the planner can then pick a partial HNSW index built for this model,
     # or for this tenant (large tenants get their own, see store.embeddings.index_large_tenants).
     vec = sql.SQL("e.{}::vector({})").format(sql.Identifier(column), sql.Literal(dims))
@@ -197,7 +200,7 @@ async def dense(
     conn: Conn, f: Filter, vector: Any, cfg: RetrievalConfig, *, model_id: str, dims: int, context: bool
 ) -> list[Hit]:
     column = "context_embedding" if context else "embedding"
-    stmt = _dense_stmt(model_id, dims, column, f)
+    stmt = dense_statement(model_id, dims, column, f)
     rows = await (await conn.execute(stmt, {**f.params, "qv": vector, "limit": cfg.candidates})).fetchall()
     hits = [Hit(r["id"], float(r["score"])) for r in rows if r["score"] is not None]
     hits.sort(key=lambda h: -h.score)  # relaxed_order iterative scans may return slightly out of order

@@ -106,28 +106,15 @@ class Retriever:
         self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
         return corpus
 
-    async def _dense_side(
-        self,
-        tenant_id: str,
-        f: cq.Filter,
-        cfg: RetrievalConfig,
-        analysis: QueryAnalysis,
-        given: Vector | None,
-        corpus: Corpus,
-        settings: dict[str, str],
-    ) -> tuple[Vector | None, str | None, dict[str, list[cq.Hit]]]:
-        """The query vector (or why there is none) and the dense candidate lists."""
-        qv, reason = await self._dense_query(cfg, analysis, given)
-        if qv is None:
-            return None, reason, {}
+    async def _dense_lists(
+        self, conn: Conn, f: cq.Filter, qv: Vector, cfg: RetrievalConfig, corpus: Corpus
+    ) -> dict[str, list[cq.Hit]]:
         assert self.gateway is not None
         model, dims = self.gateway.model_id, self.gateway.dimensions
-        out: dict[str, list[cq.Hit]] = {}
-        async with self.db.tenant(tenant_id, settings) as conn:
-            out["dense"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False)
-            if corpus.has_context:
-                out["dense_context"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=True)
-        return qv, None, out
+        out = {"dense": await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False)}
+        if corpus.has_context:
+            out["dense_context"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=True)
+        return out
 
     async def _document_frequencies(self, conn: Conn, tenant_id: str, fts: str, query: str) -> dict[str, int]:
         """The query's lexemes with their document frequency in the tenant (cached like the corpus size)."""
@@ -179,21 +166,15 @@ class Retriever:
         analysis = analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
         model = self.gateway.model_id if self.gateway else None
         settings = recall_settings(cfg)
-        # The dense side (embed the query, then read its candidates on a second connection) runs while the
-        # lexical side reads its candidates on this one.
-        dense_task = (
-            asyncio.create_task(self._dense_side(tenant_id, f, cfg, analysis, query_vector, corpus, settings))
-            if cfg.dense
-            else None
-        )
+        # The query is embedded (in the embedder's thread) while the lexical candidates are read.
+        embedding = asyncio.create_task(self._dense_query(cfg, analysis, query_vector)) if cfg.dense else None
         qv: Vector | None = None
         degraded_reason: str | None = None
-        lists: dict[str, list[cq.Hit]] = {}
-        if dense_task is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
-            qv, degraded_reason, dense_lists = await dense_task
-            lists.update(dense_lists)
-            dense_task = None
+        if embedding is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
+            qv, degraded_reason = await embedding
+            embedding = None
         use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
+        lists: dict[str, list[cq.Hit]] = {}
         async with self.db.tenant(tenant_id, settings) as conn:
             try:
                 dfs: dict[str, int] = {}
@@ -205,9 +186,10 @@ class Retriever:
                     known = {lexeme for lexeme, n in dfs.items() if n > 0}
                     lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg, known)
             finally:
-                if dense_task is not None:
-                    qv, degraded_reason, dense_lists = await dense_task
-                    lists.update(dense_lists)
+                if embedding is not None:
+                    qv, degraded_reason = await embedding
+            if qv is not None:
+                lists.update(await self._dense_lists(conn, f, qv, cfg, corpus))
             n_docs = corpus.n_docs
             ids = list(dict.fromkeys(h.id for hits in lists.values() for h in hits))
             rows = await cq.details(conn, tenant_id, ids, qv, model)
@@ -345,12 +327,16 @@ class Retriever:
 
     async def _flush(self) -> None:
         pending, self._pending = self._pending, {}
-        for tenant_id, counts in pending.items():
-            try:
-                async with self.db.tenant(tenant_id, {"synchronous_commit": "off"}) as conn:
-                    await conn.execute(rc.TOUCH, [list(counts), list(counts.values()), tenant_id])
-            except Exception as exc:  # usage statistics must never fail anything
-                _log.warning("could not record memory use in tenant %s: %s", tenant_id, exc)
+        rows = sorted((t, mid, n) for t, counts in pending.items() for mid, n in counts.items())
+        if not rows:
+            return
+        tenants, ids, counts = (list(col) for col in zip(*rows, strict=True))
+        try:  # one statement for every tenant
+            async with self.db.app() as conn:
+                await conn.execute("SET LOCAL synchronous_commit = off")
+                await conn.execute(rc.TOUCH, [tenants, ids, counts])
+        except Exception as exc:  # usage statistics must never fail anything
+            _log.warning("could not record the use of %d memories: %s", len(rows), exc)
 
     async def drain(self) -> None:
         """Write pending usage updates now (on shutdown, and in tests)."""

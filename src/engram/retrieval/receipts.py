@@ -23,11 +23,7 @@ FOR_MEMORY: LiteralString = """
 SELECT id, created_at, actor, query, request, retrievers, selected, packet_tokens, latency_ms, degraded, abstained
   FROM recall_receipts WHERE tenant_id = %s AND selected @> %s ORDER BY created_at DESC LIMIT %s
 """
-TOUCH: LiteralString = """
-UPDATE memories m SET last_used_at = now(), use_count = m.use_count + u.n
-  FROM unnest(%s::uuid[], %s::int[]) AS u(id, n)
- WHERE m.tenant_id = %s AND m.id = u.id
-"""
+TOUCH: LiteralString = "SELECT engram_touch_memories(%s, %s, %s)"
 
 
 async def insert(
