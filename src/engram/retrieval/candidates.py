@@ -144,17 +144,18 @@ def keep_lexemes(dfs: dict[str, int], budget: int) -> dict[str, int]:
     return kept
 
 
-CORPUS_STATS: LiteralString = """
-SELECT count(*) AS n, coalesce(avg(search_len), 1)::float8 AS avgdl
-  FROM memories WHERE tenant_id = %s AND status = 'active'
+# What recall needs to know about a tenant's corpus, in one statement: BM25F's document count and average
+# length, the speakers (for query analysis), whether context vectors exist, the text search configuration.
+CORPUS: LiteralString = """
+SELECT s.n, s.avgdl,
+       ARRAY(SELECT DISTINCT speaker FROM memories
+              WHERE tenant_id = %(tenant_id)s AND speaker IS NOT NULL LIMIT 1000) AS speakers,
+       EXISTS (SELECT 1 FROM memory_embeddings
+                WHERE tenant_id = %(tenant_id)s AND context_embedding IS NOT NULL) AS has_context,
+       coalesce((SELECT fts_config::text FROM tenants WHERE tenant_id = %(tenant_id)s), 'english') AS fts_config
+  FROM (SELECT count(*) AS n, coalesce(avg(search_len), 1)::float8 AS avgdl
+          FROM memories WHERE tenant_id = %(tenant_id)s AND status = 'active') s
 """
-HAS_CONTEXT: LiteralString = (
-    "SELECT EXISTS (SELECT 1 FROM memory_embeddings WHERE tenant_id = %s AND context_embedding IS NOT NULL)"
-    " AS has_context"
-)
-SPEAKERS: LiteralString = (
-    "SELECT DISTINCT speaker FROM memories WHERE tenant_id = %s AND speaker IS NOT NULL LIMIT 1000"
-)
 
 
 async def lexical(

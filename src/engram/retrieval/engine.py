@@ -25,7 +25,6 @@ from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
 from engram.retrieval.query import QueryAnalysis, analyse
 from engram.store.database import Conn, Database
-from engram.store.memories import tenant_fts_config
 
 if TYPE_CHECKING:
     from engram.providers.base import Vector
@@ -70,6 +69,8 @@ class Retriever:
         self._vectors: OrderedDict[str, Vector] = OrderedDict()
         self._query_cache = query_cache
         self._stats: dict[str, tuple[float, Corpus]] = {}
+        self._refreshing: set[str] = set()
+        self._background: set[asyncio.Task[None]] = set()
         self._df: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
         self._pending: dict[str, Counter[uuid.UUID]] = {}
         self._flusher: asyncio.Task[None] | None = None
@@ -92,19 +93,37 @@ class Retriever:
             self._vectors.popitem(last=False)
         return vector
 
-    async def _corpus(self, tenant_id: str) -> Corpus:
+    async def _corpus(self, conn: Conn, tenant_id: str) -> Corpus:
+        """The tenant's corpus statistics: read in this transaction the first time, then served from the cache;
+        once older than STATS_TTL they are still served while a background task reads them again."""
         cached = self._stats.get(tenant_id)
-        if cached and cached[0] > time.monotonic():
-            return cached[1]
-        async with self.db.tenant(tenant_id) as conn:
-            row = await (await conn.execute(cq.CORPUS_STATS, [tenant_id])).fetchone()
-            speakers = [r["speaker"] for r in await (await conn.execute(cq.SPEAKERS, [tenant_id])).fetchall()]
-            ctx = await (await conn.execute(cq.HAS_CONTEXT, [tenant_id])).fetchone()
-            fts = await tenant_fts_config(conn, tenant_id)
-        assert row is not None and ctx is not None
-        corpus = Corpus(int(row["n"]), float(row["avgdl"]), speakers, fts, bool(ctx["has_context"]))
-        self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
-        return corpus
+        if cached is None:
+            corpus = await self._read_corpus(conn, tenant_id)
+            self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
+            return corpus
+        if cached[0] <= time.monotonic() and tenant_id not in self._refreshing:
+            self._refreshing.add(tenant_id)
+            task = asyncio.create_task(self._refresh_corpus(tenant_id))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+        return cached[1]
+
+    @staticmethod
+    async def _read_corpus(conn: Conn, tenant_id: str) -> Corpus:
+        row = await (await conn.execute(cq.CORPUS, {"tenant_id": tenant_id})).fetchone()
+        assert row is not None
+        return Corpus(int(row["n"]), float(row["avgdl"]), list(row["speakers"]), row["fts_config"],
+                      bool(row["has_context"]))  # fmt: skip
+
+    async def _refresh_corpus(self, tenant_id: str) -> None:
+        try:
+            async with self.db.tenant(tenant_id) as conn:
+                corpus = await self._read_corpus(conn, tenant_id)
+            self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
+        except Exception as exc:  # the stale statistics stay in use; the next recall tries again
+            _log.warning("could not refresh the corpus statistics of tenant %s: %s", tenant_id, exc)
+        finally:
+            self._refreshing.discard(tenant_id)
 
     async def _dense_lists(
         self, conn: Conn, f: cq.Filter, qv: Vector, cfg: RetrievalConfig, corpus: Corpus
@@ -162,20 +181,19 @@ class Retriever:
         cfg = config or preset(req.preset)
         f = cq.build_filter(tenant_id, req)
         receipt_id = new_id()
-        corpus = await self._corpus(tenant_id)
-        analysis = analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
         model = self.gateway.model_id if self.gateway else None
-        settings = recall_settings(cfg)
-        # The query is embedded (in the embedder's thread) while the lexical candidates are read.
-        embedding = asyncio.create_task(self._dense_query(cfg, analysis, query_vector)) if cfg.dense else None
-        qv: Vector | None = None
-        degraded_reason: str | None = None
-        if embedding is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
-            qv, degraded_reason = await embedding
-            embedding = None
-        use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
-        lists: dict[str, list[cq.Hit]] = {}
-        async with self.db.tenant(tenant_id, settings) as conn:
+        async with self.db.tenant(tenant_id, recall_settings(cfg)) as conn:
+            corpus = await self._corpus(conn, tenant_id)
+            analysis = analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
+            # The query is embedded (in the embedder's thread) while the lexical candidates are read.
+            embedding = asyncio.create_task(self._dense_query(cfg, analysis, query_vector)) if cfg.dense else None
+            qv: Vector | None = None
+            degraded_reason: str | None = None
+            if embedding is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
+                qv, degraded_reason = await embedding
+                embedding = None
+            use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
+            lists: dict[str, list[cq.Hit]] = {}
             try:
                 dfs: dict[str, int] = {}
                 if use_lexical or (cfg.identifiers and analysis.identifiers):
@@ -339,7 +357,9 @@ class Retriever:
             _log.warning("could not record the use of %d memories: %s", len(rows), exc)
 
     async def drain(self) -> None:
-        """Write pending usage updates now (on shutdown, and in tests)."""
+        """Write pending usage updates now and finish statistics refreshes (on shutdown, and in tests)."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
         if self._flusher is not None and not self._flusher.done():
             self._flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
