@@ -120,17 +120,26 @@ SELECT s.id, s.score
 """
 LEXICAL_WINDOW = 3  # the window is this many times the candidates wanted
 
-QUERY_LEXEMES: LiteralString = "SELECT coalesce(tsvector_to_array(to_tsvector(%s::regconfig, %s)), '{}') AS lexemes"
-DOCUMENT_FREQUENCIES: LiteralString = """
-SELECT lexeme, count(*) AS n FROM search_postings
- WHERE tenant_id = %s AND lexeme = ANY(%s) GROUP BY lexeme
+# The query's lexemes (the tenant's text search configuration) with their document frequencies in the
+# tenant, counted up to ``cap``: a lexeme with more postings than the budget is too common to read anyway.
+QUERY_TERMS: LiteralString = """
+SELECT l.lexeme,
+       (SELECT count(*) FROM (SELECT 1 FROM search_postings p
+                               WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = l.lexeme LIMIT %(cap)s) x) AS n
+  FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS l(lexeme)
 """
+
+
+async def query_terms(conn: Conn, tenant_id: str, fts: str, query: str, cap: int) -> dict[str, int]:
+    """The query's lexemes and how many of the tenant's documents hold each (at most ``cap``)."""
+    params = {"tenant_id": tenant_id, "fts": fts, "query": query, "cap": cap}
+    return {r["lexeme"]: int(r["n"]) for r in await (await conn.execute(QUERY_TERMS, params)).fetchall()}
 
 
 def keep_lexemes(dfs: dict[str, int], budget: int) -> dict[str, int]:
     """The rarest lexemes whose postings fit the budget (always at least the rarest one).
 
-    ``dfs`` may be slightly stale (cached): it only decides what to read; the query counts the exact
+    ``dfs`` may be capped (``query_terms``): it only decides what to read; the query counts the exact
     document frequencies of what it reads. A lexeme left out is so common in this tenant that its idf is
     small: it acts as a stop word here. Small corpora keep every lexeme (exact BM25F); large ones stay fast.
     """

@@ -32,8 +32,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
-STATS_TTL = 30.0  # seconds a tenant's corpus statistics, speakers and document frequencies are reused
-DF_CACHE = 200_000  # (tenant, lexeme) document frequencies kept
+STATS_TTL = 30.0  # seconds before a tenant's corpus statistics and speakers are read again
 TOUCH_INTERVAL = 1.0  # seconds between writes of usage statistics
 
 
@@ -71,7 +70,6 @@ class Retriever:
         self._stats: dict[str, tuple[float, Corpus]] = {}
         self._refreshing: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
-        self._df: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
         self._pending: dict[str, Counter[uuid.UUID]] = {}
         self._flusher: asyncio.Task[None] | None = None
         self.token_counter: pk.TokenCounter = pk.approximate_tokens
@@ -135,31 +133,6 @@ class Retriever:
             out["dense_context"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=True)
         return out
 
-    async def _document_frequencies(self, conn: Conn, tenant_id: str, fts: str, query: str) -> dict[str, int]:
-        """The query's lexemes with their document frequency in the tenant (cached like the corpus size)."""
-        row = await (await conn.execute(cq.QUERY_LEXEMES, [fts, query])).fetchone()
-        lexemes: list[str] = list(row["lexemes"]) if row else []
-        now = time.monotonic()
-        out: dict[str, int] = {}
-        missing = []
-        for lexeme in lexemes:
-            hit = self._df.get((tenant_id, lexeme))
-            if hit and hit[0] > now:
-                out[lexeme] = hit[1]
-            else:
-                missing.append(lexeme)
-        if missing:
-            found = {r["lexeme"]: int(r["n"]) for r in
-                     await (await conn.execute(cq.DOCUMENT_FREQUENCIES, [tenant_id, missing])).fetchall()}  # fmt: skip
-            for lexeme in missing:
-                out[lexeme] = found.get(lexeme, 0)
-                if out[lexeme]:  # an unknown lexeme is counted again next time: it may have arrived
-                    self._df[(tenant_id, lexeme)] = (now + STATS_TTL, out[lexeme])
-                    self._df.move_to_end((tenant_id, lexeme))
-            while len(self._df) > DF_CACHE:
-                self._df.popitem(last=False)
-        return out
-
     def note_context(self, tenant_id: str) -> None:
         """This tenant now has context vectors: stop skipping the dense_context retriever."""
         cached = self._stats.get(tenant_id)
@@ -197,7 +170,9 @@ class Retriever:
             try:
                 dfs: dict[str, int] = {}
                 if use_lexical or (cfg.identifiers and analysis.identifiers):
-                    dfs = await self._document_frequencies(conn, tenant_id, corpus.fts_config, req.query)
+                    dfs = await cq.query_terms(
+                        conn, tenant_id, corpus.fts_config, req.query, cfg.lexical_postings_budget + 1
+                    )
                 if use_lexical:
                     lists["lexical"] = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl)
                 if cfg.identifiers and analysis.identifiers:
