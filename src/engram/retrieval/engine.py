@@ -197,7 +197,7 @@ class Retriever:
             if cfg.mmr and ranked and qv is not None:
                 ranked = mmr(ranked, await self._vectors_of(conn, tenant_id, ranked[: req.max_items * 4], model),
                              cfg.mmr_lambda, req.max_items)  # fmt: skip
-            items = [_item(c) for c in ranked[: req.max_items * 4]]
+            items = (_item(c) for c in ranked[: req.max_items * 4])
             packet, tokens, placed = pk.build(
                 items, max_items=req.max_items, max_tokens=req.max_tokens, count=self.token_counter
             )

@@ -4,9 +4,10 @@ untrusted evidence, never instructions."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Protocol
 
 from engram.model.recall import RecallItem
@@ -53,11 +54,14 @@ def render_item(item: RecallItem) -> str:
 
 
 def build(
-    items: Sequence[RecallItem], *, max_items: int, max_tokens: int, count: TokenCounter = approximate_tokens
+    items: Iterable[RecallItem], *, max_items: int, max_tokens: int, count: TokenCounter = approximate_tokens
 ) -> tuple[str, int, list[RecallItem]]:
     """Fill the packet best first; an item that does not fit whole is left out, smaller ones after it may
-    still fit. Returns the packet, its token count (never above ``max_tokens``) and the items placed."""
-    if not items:
+    still fit. ``items`` is read lazily, only as far as needed. Returns the packet, its token count (never
+    above ``max_tokens``) and the items placed."""
+    items = iter(items)
+    first = next(items, None)
+    if first is None:
         tokens = count(EMPTY)
         return (EMPTY, tokens, []) if tokens <= max_tokens else ("", 0, [])
     used = count(HEADER)
@@ -65,7 +69,7 @@ def build(
         return "", 0, []
     blocks: list[str] = []
     placed: list[RecallItem] = []
-    for item in items:
+    for item in itertools.chain([first], items):
         if len(placed) == max_items:
             break
         block = render_item(item)
