@@ -123,15 +123,27 @@ class Retriever:
         finally:
             self._refreshing.discard(tenant_id)
 
-    async def _dense_lists(
-        self, conn: Conn, f: cq.Filter, qv: Vector, cfg: RetrievalConfig, corpus: Corpus
-    ) -> dict[str, list[cq.Hit]]:
+    async def _dense_side(
+        self,
+        tenant_id: str,
+        f: cq.Filter,
+        cfg: RetrievalConfig,
+        analysis: QueryAnalysis,
+        given: Vector | None,
+        corpus: Corpus,
+    ) -> tuple[Vector | None, str | None, dict[str, list[cq.Hit]]]:
+        """The query vector (or why there is none) and the dense candidate lists, read on a connection of
+        their own while the lexical side reads on the recall's."""
+        qv, reason = await self._dense_query(cfg, analysis, given)
+        if qv is None:
+            return None, reason, {}
         assert self.gateway is not None
         model, dims = self.gateway.model_id, self.gateway.dimensions
-        out = {"dense": await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False)}
-        if corpus.has_context:
-            out["dense_context"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=True)
-        return out
+        async with self.db.tenant(tenant_id, recall_settings(cfg)) as conn:
+            out = {"dense": await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False)}
+            if corpus.has_context:
+                out["dense_context"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=True)
+        return qv, None, out
 
     def note_context(self, tenant_id: str) -> None:
         """This tenant now has context vectors: stop skipping the dense_context retriever."""
@@ -158,15 +170,20 @@ class Retriever:
         async with self.db.tenant(tenant_id, recall_settings(cfg)) as conn:
             corpus = await self._corpus(conn, tenant_id)
             analysis = analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
-            # The query is embedded (in the embedder's thread) while the lexical candidates are read.
-            embedding = asyncio.create_task(self._dense_query(cfg, analysis, query_vector)) if cfg.dense else None
+            # The dense side (embed the query, read its candidates) runs beside the lexical side.
+            dense = (
+                asyncio.create_task(self._dense_side(tenant_id, f, cfg, analysis, query_vector, corpus))
+                if cfg.dense
+                else None
+            )
             qv: Vector | None = None
             degraded_reason: str | None = None
-            if embedding is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
-                qv, degraded_reason = await embedding
-                embedding = None
-            use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
             lists: dict[str, list[cq.Hit]] = {}
+            if dense is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
+                qv, degraded_reason, found = await dense
+                lists.update(found)
+                dense = None
+            use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
             try:
                 dfs: dict[str, int] = {}
                 if use_lexical or (cfg.identifiers and analysis.identifiers):
@@ -179,10 +196,9 @@ class Retriever:
                     known = {lexeme for lexeme, n in dfs.items() if n > 0}
                     lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg, known)
             finally:
-                if embedding is not None:
-                    qv, degraded_reason = await embedding
-            if qv is not None:
-                lists.update(await self._dense_lists(conn, f, qv, cfg, corpus))
+                if dense is not None:
+                    qv, degraded_reason, found = await dense
+                    lists.update(found)
             n_docs = corpus.n_docs
             ids = list(dict.fromkeys(h.id for hits in lists.values() for h in hits))
             rows = await cq.details(conn, tenant_id, ids, qv, model)
