@@ -7,9 +7,12 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from psycopg import sql
 
 from engram import Engram, ValidationError
+from engram.model.recall import RecallRequest
 from engram.providers.gateway import EmbeddingGateway
+from engram.retrieval import candidates as cq
 from engram.retrieval.config import preset
 from engram.retrieval.packet import approximate_tokens
 from tests.integration.test_embedding import Flaky
@@ -307,10 +310,21 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
     assert await engram.index_large_tenants(threshold=5) == []  # idempotent
     assert engram.gateway is not None
     name = tenant_index_name(engram.gateway.model_id, "acme")
+    context_name = tenant_index_name(engram.gateway.model_id, "acme", context=True)
     async with engram.db.owner() as conn:
         rows = await (
-            await conn.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE %s", [name + "%"])
+            await conn.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE %s", [name[:-3] + "%"])
         ).fetchall()
-    assert {r["indexname"] for r in rows} == {name, name + "_ctx"}
+    assert {r["indexname"] for r in rows} == {name, context_name}
     result = await engram.recall("Rotterdam shipment", preset="dense", max_items=3)
     assert len(result.items) == 3 and all("Rotterdam" in i.content for i in result.items)
+    # Recall knows the tenant has its own index, and its dense query can only be served by that index.
+    async with engram.db.tenant("acme") as conn:
+        assert (await engram.retriever.read_corpus(conn, "acme")).own_index
+        assert not (await engram.retriever.read_corpus(conn, "tiny")).own_index
+    f = cq.build_filter("acme", RecallRequest(query="x"))
+    stmt = cq.dense_statement(engram.gateway.model_id, engram.gateway.dimensions, "embedding", f, own_index=True)
+    async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
+        vec = (await engram.gateway.embed(["Rotterdam"]))[0]
+        plan = await (await conn.execute(sql.SQL("EXPLAIN ") + stmt, {**f.params, "qv": vec, "limit": 3})).fetchall()
+    assert name in "\n".join(r["QUERY PLAN"] for r in plan)

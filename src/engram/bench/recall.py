@@ -188,9 +188,11 @@ async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: r
         req = RecallRequest(query=q, user_id=f"u{rng.randrange(USERS_PER_TENANT)}")
         f = cq.build_filter(tenant, req)
         async with engram.db.tenant(tenant, recall_settings(cfg)) as conn:
+            own = (await engram.retriever.read_corpus(conn, tenant)).own_index
             fast = (
-                await cq.dense(conn, f, vec, cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False)
-            )[:10]
+                await cq.dense(conn, f, vec, cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False,
+                               own_index=own)
+            )[:10]  # fmt: skip
         async with engram.db.tenant(tenant, EXACT) as conn:
             # Never prepared: a prepared statement keeps the plan it was first given (the HNSW one) whatever
             # the settings are now, and the reference would then be an approximate search itself.

@@ -154,14 +154,17 @@ def keep_lexemes(dfs: dict[str, int], budget: int) -> dict[str, int]:
 
 
 # What recall needs to know about a tenant's corpus, in one statement: BM25F's document count and average
-# length, the speakers (for query analysis), whether context vectors exist, the text search configuration.
+# length, the speakers (for query analysis), whether context vectors exist, the text search configuration,
+# whether the tenant has a (valid) HNSW index of its own for the current model.
 CORPUS: LiteralString = """
 SELECT s.n, s.avgdl,
        ARRAY(SELECT DISTINCT speaker FROM memories
               WHERE tenant_id = %(tenant_id)s AND speaker IS NOT NULL LIMIT 1000) AS speakers,
        EXISTS (SELECT 1 FROM memory_embeddings
                 WHERE tenant_id = %(tenant_id)s AND context_embedding IS NOT NULL) AS has_context,
-       coalesce((SELECT fts_config::text FROM tenants WHERE tenant_id = %(tenant_id)s), 'english') AS fts_config
+       coalesce((SELECT fts_config::text FROM tenants WHERE tenant_id = %(tenant_id)s), 'english') AS fts_config,
+       coalesce((SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%(own_index)s)), false)
+           AS own_index
   FROM (SELECT count(*) AS n, coalesce(avg(search_len), 1)::float8 AS avgdl
           FROM memories WHERE tenant_id = %(tenant_id)s AND status = 'active') s
 """
@@ -191,26 +194,36 @@ async def lexical(
 # --- dense: pgvector HNSW per model, iterative scans keep filtered recall ---------------------------------
 
 
-def dense_statement(model_id: str, dims: int, column: str, f: Filter) -> sql.Composed:
-    # Model and tenant as literals: the planner can then pick a partial HNSW index built for this model,
-    # or for this tenant (large tenants get their own, see store.embeddings.index_large_tenants).
+def dense_statement(model_id: str, dims: int, column: str, f: Filter, *, own_index: bool = False) -> sql.Composed:
+    """Model and tenant as literals: the planner can then pick the partial HNSW index built for this model.
+    A tenant with an index of its own (``store.embeddings.index_large_tenants``) is ordered by inner
+    product, which only that index serves (vectors are unit length: the same order as cosine)."""
     vec = sql.SQL("e.{}::vector({})").format(sql.Identifier(column), sql.Literal(dims))
+    order = "<#>" if own_index else "<=>"
     return sql.SQL(
         "SELECT e.memory_id AS id, (1 - ({vec} <=> %(qv)s::vector({dims})))::float8 AS score"
         " FROM memory_embeddings e JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.memory_id"
         " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND {filter}"
-        " ORDER BY {vec} <=> %(qv)s::vector({dims}) LIMIT %(limit)s"
+        " ORDER BY {vec} {order} %(qv)s::vector({dims}) LIMIT %(limit)s"
     ).format(
         vec=vec, dims=sql.Literal(dims), model=sql.Literal(model_id), filter=f.clause,
-        tenant=sql.Literal(f.params["tenant_id"]),
+        tenant=sql.Literal(f.params["tenant_id"]), order=sql.SQL(order),
     )  # fmt: skip
 
 
 async def dense(
-    conn: Conn, f: Filter, vector: Any, cfg: RetrievalConfig, *, model_id: str, dims: int, context: bool
+    conn: Conn,
+    f: Filter,
+    vector: Any,
+    cfg: RetrievalConfig,
+    *,
+    model_id: str,
+    dims: int,
+    context: bool,
+    own_index: bool = False,
 ) -> list[Hit]:
     column = "context_embedding" if context else "embedding"
-    stmt = dense_statement(model_id, dims, column, f)
+    stmt = dense_statement(model_id, dims, column, f, own_index=own_index)
     rows = await (await conn.execute(stmt, {**f.params, "qv": vector, "limit": cfg.candidates})).fetchall()
     hits = [Hit(r["id"], float(r["score"])) for r in rows if r["score"] is not None]
     hits.sort(key=lambda h: -h.score)  # relaxed_order iterative scans may return slightly out of order

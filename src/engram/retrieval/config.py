@@ -45,7 +45,7 @@ class RetrievalConfig(BaseModel):
     lexical: bool = True
     dense: bool = True
     identifiers: bool = True
-    candidates: Annotated[int, Field(ge=1, le=1000)] = 100
+    candidates: Annotated[int, Field(ge=1, le=1000)] = 50
     fusion: Literal["score", "rrf"] = "score"
     rrf_k: Annotated[int, Field(ge=1)] = 60
     weights: FusionWeights = FusionWeights()
@@ -58,10 +58,10 @@ class RetrievalConfig(BaseModel):
     mmr_lambda: Annotated[float, Field(ge=0.0, le=1.0)] = 0.7
     expand_relations: bool = False
     relation_decay: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
-    ef_search: Annotated[int, Field(ge=10, le=1000)] = 100
+    ef_search: Annotated[int, Field(ge=10, le=1000)] = 200
     bm25_k1: Annotated[float, Field(gt=0)] = 1.2
     bm25_b: Annotated[float, Field(ge=0, le=1)] = 0.75
-    lexical_postings_budget: Annotated[int, Field(ge=100, le=1_000_000)] = 2000
+    lexical_postings_budget: Annotated[int, Field(ge=100, le=1_000_000)] = 1000
     receipt_candidates: Annotated[int, Field(ge=0, le=1000)] = 50
 
 

@@ -25,6 +25,7 @@ from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
 from engram.retrieval.query import QueryAnalysis, analyse
 from engram.store.database import Conn, Database
+from engram.store.embeddings import tenant_index_name
 
 if TYPE_CHECKING:
     from engram.providers.base import Vector
@@ -57,6 +58,7 @@ class Corpus:
     speakers: list[str]
     fts_config: str
     has_context: bool
+    own_index: bool  # an HNSW index of its own for the current model (large tenants)
 
 
 class Retriever:
@@ -96,7 +98,7 @@ class Retriever:
         once older than STATS_TTL they are still served while a background task reads them again."""
         cached = self._stats.get(tenant_id)
         if cached is None:
-            corpus = await self._read_corpus(conn, tenant_id)
+            corpus = await self.read_corpus(conn, tenant_id)
             self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
             return corpus
         if cached[0] <= time.monotonic() and tenant_id not in self._refreshing:
@@ -106,17 +108,17 @@ class Retriever:
             task.add_done_callback(self._background.discard)
         return cached[1]
 
-    @staticmethod
-    async def _read_corpus(conn: Conn, tenant_id: str) -> Corpus:
-        row = await (await conn.execute(cq.CORPUS, {"tenant_id": tenant_id})).fetchone()
+    async def read_corpus(self, conn: Conn, tenant_id: str) -> Corpus:
+        own = tenant_index_name(self.gateway.model_id, tenant_id) if self.gateway else None
+        row = await (await conn.execute(cq.CORPUS, {"tenant_id": tenant_id, "own_index": own})).fetchone()
         assert row is not None
         return Corpus(int(row["n"]), float(row["avgdl"]), list(row["speakers"]), row["fts_config"],
-                      bool(row["has_context"]))  # fmt: skip
+                      bool(row["has_context"]), bool(row["own_index"]))  # fmt: skip
 
     async def _refresh_corpus(self, tenant_id: str) -> None:
         try:
             async with self.db.tenant(tenant_id) as conn:
-                corpus = await self._read_corpus(conn, tenant_id)
+                corpus = await self.read_corpus(conn, tenant_id)
             self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
         except Exception as exc:  # the stale statistics stay in use; the next recall tries again
             _log.warning("could not refresh the corpus statistics of tenant %s: %s", tenant_id, exc)
@@ -140,9 +142,12 @@ class Retriever:
         assert self.gateway is not None
         model, dims = self.gateway.model_id, self.gateway.dimensions
         async with self.db.tenant(tenant_id, recall_settings(cfg)) as conn:
-            out = {"dense": await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False)}
+            own = corpus.own_index
+            out = {"dense": await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False, own_index=own)}
             if corpus.has_context:
-                out["dense_context"] = await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=True)
+                out["dense_context"] = await cq.dense(
+                    conn, f, qv, cfg, model_id=model, dims=dims, context=True, own_index=own
+                )
         return qv, None, out
 
     def note_context(self, tenant_id: str) -> None:
