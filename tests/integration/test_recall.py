@@ -267,6 +267,19 @@ async def test_lexical_window_falls_back_when_the_best_documents_are_filtered_ou
     assert len(wide.items) == 2 and "sighting" in wide.items[0].content
 
 
+async def test_identifiers_too_common_to_tell_memories_apart_are_not_read(engram: Engram) -> None:
+    await engram.remember_many([{"content": f"Batch 77 item {n}"} for n in range(101)])
+    rare = await engram.remember("Batch 4242 item special")
+    cfg = preset("hybrid", lexical_postings_budget=100)
+    got = await engram.recall("batch 77 4242", config=cfg, max_items=5)
+    assert got.items[0].id == rare.id
+    receipt = await engram.receipt(got.receipt_id)
+    assert {h["id"] for h in receipt.retrievers["identifier"]} == {str(rare.id)}  # "77" is in 101 memories
+    # Within the budget it is read like any identifier.
+    wide = await engram.recall("batch 77", config=preset("hybrid", lexical_postings_budget=500), max_items=5)
+    assert len((await engram.receipt(wide.receipt_id)).retrievers["identifier"]) == 50
+
+
 async def test_postings_carry_the_document_length(engram: Engram) -> None:
     m = await engram.remember("Short note about herons", session_id="s4")
     await engram.remember("A much longer follow-up about herons, egrets, storks and cranes", session_id="s4")

@@ -118,7 +118,7 @@ SELECT s.id, s.score
  ORDER BY score DESC, id
  LIMIT %(limit)s
 """
-LEXICAL_WINDOW = 3  # the window is this many times the candidates wanted
+LEXICAL_WINDOW = 4  # the window is this many times the candidates wanted
 
 # The query's lexemes (the tenant's text search configuration) with their document frequencies in the
 # tenant, counted up to ``cap``: a lexeme with more postings than the budget is too common to read anyway.
@@ -255,15 +255,25 @@ SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.conten
 
 
 async def identifier_hits(
-    conn: Conn, f: Filter, idents: list[str], cfg: RetrievalConfig, known_lexemes: set[str]
+    conn: Conn, f: Filter, idents: list[str], cfg: RetrievalConfig, dfs: dict[str, int]
 ) -> list[Hit]:
     """Memories containing the identifiers as whole tokens (in their own text, not their neighbours');
-    score = share of the identifiers matched."""
-    as_lexemes = [i.lower() for i in idents if i.lower() in known_lexemes]
-    others = [i for i in idents if i.lower() not in known_lexemes]
+    score = share of the identifiers matched.
+
+    ``dfs`` are the query's lexemes with their document frequencies (``query_terms``). Identifiers that
+    are lexemes of the tenant are read from the postings, rarest first within the postings budget like
+    lexical terms: an identifier in thousands of memories ("30") tells them apart no better than a common
+    word, and checking each of them would cost the most of any retriever. The others go through the
+    trigram index."""
+    known = {lexeme: n for lexeme, n in dfs.items() if n > 0}
+    budget = cfg.lexical_postings_budget
+    read = keep_lexemes({i.lower(): known[i.lower()] for i in idents if known.get(i.lower(), budget + 1) <= budget},
+                        budget)  # fmt: skip
+    as_lexemes = list(read)
+    others = [i for i in idents if i.lower() not in known]
     scores: dict[uuid.UUID, float] = {}
     if as_lexemes:
-        found = [i for i in idents if i.lower() in known_lexemes]
+        found = [i for i in idents if i.lower() in read]
         stmt = sql.SQL(IDENTIFIER_LEXEMES).format(filter=f.clause)
         params = {
             **f.params,

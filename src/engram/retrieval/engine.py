@@ -198,8 +198,7 @@ class Retriever:
                 if use_lexical:
                     lists["lexical"] = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl)
                 if cfg.identifiers and analysis.identifiers:
-                    known = {lexeme for lexeme, n in dfs.items() if n > 0}
-                    lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg, known)
+                    lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg, dfs)
             finally:
                 if dense is not None:
                     qv, degraded_reason, found = await dense
