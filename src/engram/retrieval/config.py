@@ -2,7 +2,7 @@
 
 Defaults, and why (measured on LoCoMo, see docs/retrieval.md):
 
-* Candidates: up to ``candidates`` (50) from each retriever, filtered first; HNSW ef_search 200; lexical
+* Candidates: up to ``candidates`` (50) from each retriever, filtered first; HNSW ef_search 300; lexical
   terms (and identifiers) read rarest first within 500 postings (``lexical_postings_budget``).
 * Fusion ``score`` (default): ``lexical * bm25/max(bm25) + dense * cos(self) + dense_context * cos(context)
   + identifier * share_of_identifiers_matched``; ``rrf``: ``sum(weight / (rrf_k + rank))`` with rrf_k = 60.
@@ -59,7 +59,7 @@ class RetrievalConfig(BaseModel):
     mmr_lambda: Annotated[float, Field(ge=0.0, le=1.0)] = 0.7
     expand_relations: bool = False
     relation_decay: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
-    ef_search: Annotated[int, Field(ge=10, le=1000)] = 200
+    ef_search: Annotated[int, Field(ge=10, le=1000)] = 300
     bm25_k1: Annotated[float, Field(gt=0)] = 1.2
     bm25_b: Annotated[float, Field(ge=0, le=1)] = 0.75
     lexical_postings_budget: Annotated[int, Field(ge=100, le=1_000_000)] = 500
