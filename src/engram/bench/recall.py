@@ -147,6 +147,7 @@ async def _measure(
         await engram.recall(q + " ?", tenant=tenant, user_id=user, actor="bench")
         with_embedding.append((time.perf_counter() - started) * 1000)
 
+    baseline = await _baseline(engram)
     small = min((n for n in names if n != BIG and 50 <= sizes[n] <= 200), key=lambda n: abs(sizes[n] - 100))
     recall_small = await _filtered_recall(engram, small, by_tenant[small], rng)
     recall_large = await _filtered_recall(engram, BIG, by_tenant[BIG], rng)
@@ -167,8 +168,30 @@ async def _measure(
         "p95_ms_small_tenants": round(percentile(by_class["small"], 95), 2),
         "filtered_recall_at_10_small": recall_small,
         "filtered_recall_at_10_large": recall_large,
+        **baseline,
         "ingest_seconds": round(ingest_s, 1),
         "embedding_model": engram.gateway.model_id,
+    }
+
+
+async def _baseline(engram: Engram) -> dict[str, float]:
+    """How fast this machine is right now, to read the latencies against (shared machines vary 2x in an
+    hour): the median round trip of ``SELECT 1`` on a pooled connection, and the median time of a fixed
+    pure-Python workload."""
+    trips = []
+    async with engram.db.app() as conn:
+        for _ in range(200):
+            started = time.perf_counter()
+            await (await conn.execute("SELECT 1")).fetchall()
+            trips.append((time.perf_counter() - started) * 1000)
+    cpu = []
+    for _ in range(5):
+        started = time.perf_counter()
+        sum(i * i for i in range(200_000))
+        cpu.append((time.perf_counter() - started) * 1000)
+    return {
+        "baseline_round_trip_ms": round(percentile(trips, 50), 3),
+        "baseline_cpu_ms": round(percentile(cpu, 50), 2),
     }
 
 
