@@ -7,6 +7,7 @@ only if it started it; after a crash the server keeps running and the next proce
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import subprocess
@@ -91,4 +92,12 @@ class EmbeddedPostgres:
             pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=user, timeout=60)
         except (subprocess.SubprocessError, OSError) as exc:
             _log.warning("could not stop the embedded PostgreSQL cleanly: %s", exc)
+        # The package remembers servers per data directory and would hand back this stopped one on the
+        # next start in this process (an Engram opened again on the same directory) instead of starting it:
+        # release its handle now rather than at exit.
+        if server is not None:
+            atexit.unregister(server._cleanup)
+            with contextlib.suppress(KeyError):
+                server._cleanup()
+            PostgresServer._instances.pop(self.pgdata.resolve(), None)
         self.started_here = False
