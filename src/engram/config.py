@@ -36,6 +36,7 @@ class Settings(BaseSettings):
     embedding_send_dimensions: bool = False
     embedding_timeout: float = Field(default=10.0, gt=0)
     embedding_batch_size: int = Field(default=64, ge=1, le=2048)
+    embedding_runtime: Literal["onnx", "torch"] = "onnx"
     embedding_concurrency: int = Field(default=2, ge=1, le=64)
 
     pool_min_size: int = Field(default=1, ge=0)

