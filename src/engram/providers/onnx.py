@@ -75,6 +75,8 @@ class OnnxEncoder:
 
         options = ort.SessionOptions()
         options.log_severity_level = 3
+        # Idle threads sleep instead of spinning: the database and the event loop share these cores.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = tokenizer
