@@ -201,7 +201,7 @@ EXACT = {"enable_indexscan": "off", "enable_bitmapscan": "off"}
 
 
 async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: random.Random, n: int = 200) -> float:
-    """The top 10 of the production dense candidate list (HNSW, iterative scan, filters, 100 candidates,
+    """The top 10 of the production dense candidate list (HNSW, iterative scan, filters, ``candidates``,
     re-sorted) against exact search (the same query with index scans disabled: a sequential scan and a
     sort, LIMIT 10), for one tenant."""
     assert engram.gateway is not None
@@ -210,12 +210,13 @@ async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: r
     exact_cfg = cfg.model_copy(update={"candidates": 10})
     queries = [query_from(rng.choice(texts), rng) for _ in range(n)]
     vectors = await gateway.embed(queries)
+    async with engram.db.tenant(tenant) as conn:
+        own = (await engram.retriever.read_corpus(conn, tenant)).own_index
     scores = []
     for q, vec in zip(queries, vectors, strict=True):
         req = RecallRequest(query=q, user_id=f"u{rng.randrange(USERS_PER_TENANT)}")
         f = cq.build_filter(tenant, req)
         async with engram.db.tenant(tenant, recall_settings(cfg)) as conn:
-            own = (await engram.retriever.read_corpus(conn, tenant)).own_index
             fast = (
                 await cq.dense(conn, f, vec, cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False,
                                own_index=own)

@@ -84,21 +84,21 @@ class OnnxEncoder:
         self._batch_size = batch_size
 
     def encode(self, texts: list[str]) -> np.ndarray[Any, Any]:
-        out = np.zeros((len(texts), 0), dtype=np.float32)
+        """Mean-pooled vectors in the order of ``texts`` (the caller scales them to unit length)."""
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # similar lengths pad less
-        parts: dict[int, np.ndarray[Any, Any]] = {}
+        chunks = []
         for start in range(0, len(order), self._batch_size):
-            idx = order[start : start + self._batch_size]
             enc = self._tokenizer(
-                [texts[i] for i in idx], padding=True, truncation=True, max_length=self._max_length, return_tensors="np"
-            )
+                [texts[i] for i in order[start : start + self._batch_size]],
+                padding=True, truncation=True, max_length=self._max_length, return_tensors="np",
+            )  # fmt: skip
             feed = {k: np.asarray(v, dtype=np.int64) for k, v in enc.items() if k in self._inputs}
             hidden = self._session.run(None, feed)[0]
             mask = np.asarray(enc["attention_mask"], dtype=np.float32)[..., None]
-            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-            for row, i in enumerate(idx):
-                parts[i] = pooled[row]
-        if parts:
-            out = np.stack([parts[i] for i in range(len(texts))]).astype(np.float32)
-        norms = np.linalg.norm(out, axis=1, keepdims=True) if out.size else out
-        return out / np.where(norms == 0, 1.0, norms) if out.size else out
+            chunks.append((hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None))
+        if not chunks:
+            return np.zeros((0, 0), dtype=np.float32)
+        pooled = np.concatenate(chunks)
+        out = np.empty_like(pooled)
+        out[order] = pooled
+        return out

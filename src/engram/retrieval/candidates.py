@@ -199,20 +199,17 @@ def dense_statement(model_id: str, dims: int, column: str, f: Filter, *, own_ind
     A tenant with an index of its own (``store.embeddings.index_large_tenants``) is ordered by halfvec
     inner product, which only that index serves (vectors are unit length: the same order as cosine); the
     score is the full-precision cosine."""
-    vec = sql.SQL("e.{}::vector({})").format(sql.Identifier(column), sql.Literal(dims))
-    if own_index:
-        kind, order = "halfvec", "<#>"
-    else:
-        kind, order = "vector", "<=>"
+    kind = "halfvec" if own_index else "vector"
     return sql.SQL(
         "SELECT e.memory_id AS id, (1 - ({vec} <=> %(qv)s::vector({dims})))::float8 AS score"
         " FROM memory_embeddings e JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.memory_id"
         " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND {filter}"
         " ORDER BY e.{col}::{kind}({dims}) {order} %(qv)s::{kind}({dims}) LIMIT %(limit)s"
     ).format(
-        vec=vec, dims=sql.Literal(dims), model=sql.Literal(model_id), filter=f.clause,
-        tenant=sql.Literal(f.params["tenant_id"]), order=sql.SQL(order), col=sql.Identifier(column),
-        kind=sql.SQL(kind),
+        vec=sql.SQL("e.{}::vector({})").format(sql.Identifier(column), sql.Literal(dims)),
+        col=sql.Identifier(column), kind=sql.SQL(kind), order=sql.SQL("<#>" if own_index else "<=>"),
+        dims=sql.Literal(dims), model=sql.Literal(model_id), filter=f.clause,
+        tenant=sql.Literal(f.params["tenant_id"]),
     )  # fmt: skip
 
 
