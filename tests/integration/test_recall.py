@@ -182,7 +182,14 @@ async def test_receipt_lists_exactly_the_items_returned(engram: Engram) -> None:
     assert [s["id"] for s in receipt.selected] == [str(i.id) for i in result.items]
     assert receipt.query == "refund policy" and receipt.request["max_items"] == 5
     assert set(receipt.retrievers) >= {"lexical", "dense"}
-    assert all(c["rank"] >= 1 for c in receipt.retrievers["lexical"])
+    for name, hits in receipt.retrievers.items():  # each list in rank order, scores as the items report them
+        assert [c["rank"] for c in hits] == list(range(1, len(hits) + 1))
+        assert [c["score"] for c in hits] == sorted((c["score"] for c in hits), reverse=True)
+        for item in result.items:
+            if name in item.ranks:
+                assert {"id": str(item.id), "rank": item.ranks[name], "score": item.signals[name]} in hits
+    nothing = await engram.recall("zzyzx qwv", preset="lexical")  # a retriever that found nothing: []
+    assert (await engram.receipt(nothing.receipt_id)).retrievers == {"lexical": []}
     assert receipt.packet_tokens == result.packet_tokens and receipt.degraded is False
     assert receipt.latency_ms > 0
     used = await engram.receipts_for(result.items[0].id)
@@ -336,8 +343,10 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
         assert (await engram.retriever.read_corpus(conn, "acme")).own_index
         assert not (await engram.retriever.read_corpus(conn, "tiny")).own_index
     f = cq.build_filter("acme", RecallRequest(query="x"))
-    stmt = cq.dense_statement(engram.gateway.model_id, engram.gateway.dimensions, "embedding", f, own_index=True)
+    stmt = cq.dense_statement(
+        engram.gateway.model_id, engram.gateway.dimensions, "embedding", f, limit=3, own_index=True
+    )
     async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
         vec = (await engram.gateway.embed(["Rotterdam"]))[0]
-        plan = await (await conn.execute(sql.SQL("EXPLAIN ") + stmt, {**f.params, "qv": vec, "limit": 3})).fetchall()
+        plan = await (await conn.execute(sql.SQL("EXPLAIN ") + stmt, {**f.params, "qv": vec})).fetchall()
     assert name in "\n".join(r["QUERY PLAN"] for r in plan)

@@ -207,7 +207,6 @@ async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: r
     assert engram.gateway is not None
     gateway = engram.gateway
     cfg = PRESETS["hybrid"]
-    exact_cfg = cfg.model_copy(update={"candidates": 10})
     queries = [query_from(rng.choice(texts), rng) for _ in range(n)]
     vectors = await gateway.embed(queries)
     async with engram.db.tenant(tenant) as conn:
@@ -224,10 +223,8 @@ async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: r
         async with engram.db.tenant(tenant, EXACT) as conn:
             # Never prepared: a prepared statement keeps the plan it was first given (the HNSW one) whatever
             # the settings are now, and the reference would then be an approximate search itself.
-            stmt = cq.dense_statement(gateway.model_id, gateway.dimensions, "embedding", f)
-            rows = await (
-                await conn.execute(stmt, {**f.params, "qv": vec, "limit": exact_cfg.candidates}, prepare=False)
-            ).fetchall()
+            stmt = cq.dense_statement(gateway.model_id, gateway.dimensions, "embedding", f, limit=10)
+            rows = await (await conn.execute(stmt, {**f.params, "qv": vec}, prepare=False)).fetchall()
             exact = [cq.Hit(r["id"], float(r["score"])) for r in rows]
         truth = {h.id for h in exact}
         if truth:

@@ -6,7 +6,7 @@ known at that time, not expired, allowed in prompts, and the requested kinds, ta
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, LiteralString
 
 from psycopg import sql
@@ -75,8 +75,40 @@ def build_filter(tenant_id: str, req: RecallRequest) -> Filter:
 
 @dataclass
 class Hit:
+    """One candidate of one retriever. ``row`` holds what fusion needs (``FUSION_COLUMNS``, and the query's
+    cosines ``cos_self``/``cos_context`` when the statement had the query vector), read by the candidate
+    query itself so that no second statement has to look the candidates up again."""
+
     id: uuid.UUID
     score: float
+    row: dict[str, Any] = field(default_factory=dict)
+
+
+# What fusion and the utility score need of every candidate; the rest of a memory (content, source, ...)
+# is read for the few that can enter the packet (``contents``).
+FUSION_COLUMNS: LiteralString = "m.speaker, m.session_id, m.valid_from, m.confidence, m.importance"
+
+# Wraps a candidate statement (alias ``h``, columns id, score, FUSION_COLUMNS) to add the query's cosines
+# to the memory's own and context vectors, when the query vector is known.
+_WITH_COSINES: LiteralString = """
+SELECT h.*, (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,
+       (1 - (e.context_embedding <=> %(qv)s))::float8 AS cos_context
+  FROM ({inner}) h
+  LEFT JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = h.id AND e.model_id = %(model_id)s
+"""
+
+
+def _cosines(inner: sql.Composed, params: dict[str, Any], vector: Any, model_id: str | None) -> sql.Composed:
+    """``inner`` with the cosine columns when there is a query vector (``params`` gains it), else as is."""
+    if vector is None or model_id is None:
+        return inner
+    params["qv"] = vector
+    params["model_id"] = model_id
+    return sql.SQL(_WITH_COSINES).format(inner=inner)
+
+
+def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
+    return [Hit(r["id"], float(r["score"]), r) for r in rows]
 
 
 # --- lexical: BM25F over the weighted search key ----------------------------------------------------------
@@ -105,13 +137,13 @@ WITH post AS MATERIALIZED (
 ), best AS MATERIALIZED (
     SELECT id, score FROM scored ORDER BY score DESC, id LIMIT %(window)s
 ), passed AS MATERIALIZED (
-    SELECT b.id, b.score
+    SELECT b.id, b.score, {columns}
       FROM best b JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = b.id
      WHERE {filter}
 )
-SELECT id, score FROM passed
+SELECT * FROM passed
 UNION ALL
-SELECT s.id, s.score
+SELECT s.id, s.score, {columns}
   FROM scored s JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = s.id
  WHERE (SELECT count(*) FROM passed) < %(limit)s AND (SELECT count(*) FROM scored) > %(window)s
    AND s.id NOT IN (SELECT id FROM best) AND {filter}
@@ -125,15 +157,16 @@ LEXICAL_WINDOW = 4  # the window is this many times the candidates wanted
 QUERY_TERMS: LiteralString = """
 SELECT l.lexeme,
        (SELECT count(*) FROM (SELECT 1 FROM search_postings p
-                               WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = l.lexeme LIMIT %(cap)s) x) AS n
+                               WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = l.lexeme LIMIT {cap}) x) AS n
   FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS l(lexeme)
 """
 
 
 async def query_terms(conn: Conn, tenant_id: str, fts: str, query: str, cap: int) -> dict[str, int]:
     """The query's lexemes and how many of the tenant's documents hold each (at most ``cap``)."""
-    params = {"tenant_id": tenant_id, "fts": fts, "query": query, "cap": cap}
-    return {r["lexeme"]: int(r["n"]) for r in await (await conn.execute(QUERY_TERMS, params)).fetchall()}
+    params = {"tenant_id": tenant_id, "fts": fts, "query": query}
+    stmt = sql.SQL(QUERY_TERMS).format(cap=sql.Literal(cap))  # a literal: see dense_statement
+    return {r["lexeme"]: int(r["n"]) for r in await (await conn.execute(stmt, params)).fetchall()}
 
 
 def keep_lexemes(dfs: dict[str, int], budget: int) -> dict[str, int]:
@@ -171,13 +204,21 @@ SELECT s.n, s.avgdl,
 
 
 async def lexical(
-    conn: Conn, f: Filter, dfs: dict[str, int], cfg: RetrievalConfig, *, n_docs: int, avgdl: float
+    conn: Conn,
+    f: Filter,
+    dfs: dict[str, int],
+    cfg: RetrievalConfig,
+    *,
+    n_docs: int,
+    avgdl: float,
+    vector: Any = None,
+    model_id: str | None = None,
 ) -> list[Hit]:
+    """BM25F candidates; with ``vector``, their rows carry the query's cosines too."""
     kept = keep_lexemes(dfs, cfg.lexical_postings_budget)
     if not kept:
         return []
-    stmt = sql.SQL(LEXICAL).format(filter=f.clause)
-    params = {
+    params: dict[str, Any] = {
         **f.params,
         "lexemes": list(kept),
         "n_docs": n_docs,
@@ -187,29 +228,40 @@ async def lexical(
         "limit": cfg.candidates,
         "window": cfg.candidates * LEXICAL_WINDOW,
     }
-    rows = await (await conn.execute(stmt, params)).fetchall()
-    return [Hit(r["id"], float(r["score"])) for r in rows]
+    inner = sql.SQL(LEXICAL).format(filter=f.clause, columns=sql.SQL(FUSION_COLUMNS))
+    stmt = _cosines(inner, params, vector, model_id)
+    hits = _hits(await (await conn.execute(stmt, params)).fetchall())
+    hits.sort(key=lambda h: (-h.score, h.id))  # the cosine join may reorder them
+    return hits
 
 
 # --- dense: pgvector HNSW per model, iterative scans keep filtered recall ---------------------------------
 
 
-def dense_statement(model_id: str, dims: int, column: str, f: Filter, *, own_index: bool = False) -> sql.Composed:
+def dense_statement(
+    model_id: str, dims: int, column: str, f: Filter, *, limit: int, own_index: bool = False
+) -> sql.Composed:
     """Model and tenant as literals: the planner can then pick the partial HNSW index built for this model.
+    The limit too: with it a parameter, PostgreSQL judges a prepared statement's generic plan by an unknown
+    limit, finds it dearer than the custom one, and plans every execution again (0.5 ms each).
     A tenant with an index of its own (``store.embeddings.index_large_tenants``) is ordered by halfvec
     inner product, which only that index serves (vectors are unit length: the same order as cosine); the
-    score is the full-precision cosine."""
+    score is the full-precision cosine. Each row also carries the fusion columns and both cosines."""
     kind = "halfvec" if own_index else "vector"
+    cosine = "(1 - (e.{}::vector({}) <=> %(qv)s::vector({})))::float8"
     return sql.SQL(
-        "SELECT e.memory_id AS id, (1 - ({vec} <=> %(qv)s::vector({dims})))::float8 AS score"
+        "SELECT e.memory_id AS id, {score} AS score, {cos_self} AS cos_self, {cos_context} AS cos_context, {columns}"
         " FROM memory_embeddings e JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.memory_id"
         " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND {filter}"
-        " ORDER BY e.{col}::{kind}({dims}) {order} %(qv)s::{kind}({dims}) LIMIT %(limit)s"
+        " ORDER BY e.{col}::{kind}({dims}) {order} %(qv)s::{kind}({dims}) LIMIT {limit}"
     ).format(
-        vec=sql.SQL("e.{}::vector({})").format(sql.Identifier(column), sql.Literal(dims)),
+        score=sql.SQL(cosine).format(sql.Identifier(column), dims, dims),
+        cos_self=sql.SQL(cosine).format(sql.Identifier("embedding"), dims, dims),
+        cos_context=sql.SQL(cosine).format(sql.Identifier("context_embedding"), dims, dims),
+        columns=sql.SQL(FUSION_COLUMNS),
         col=sql.Identifier(column), kind=sql.SQL(kind), order=sql.SQL("<#>" if own_index else "<=>"),
         dims=sql.Literal(dims), model=sql.Literal(model_id), filter=f.clause,
-        tenant=sql.Literal(f.params["tenant_id"]),
+        tenant=sql.Literal(f.params["tenant_id"]), limit=sql.Literal(limit),
     )  # fmt: skip
 
 
@@ -225,9 +277,9 @@ async def dense(
     own_index: bool = False,
 ) -> list[Hit]:
     column = "context_embedding" if context else "embedding"
-    stmt = dense_statement(model_id, dims, column, f, own_index=own_index)
-    rows = await (await conn.execute(stmt, {**f.params, "qv": vector, "limit": cfg.candidates})).fetchall()
-    hits = [Hit(r["id"], float(r["score"])) for r in rows if r["score"] is not None]
+    stmt = dense_statement(model_id, dims, column, f, limit=cfg.candidates, own_index=own_index)
+    rows = await (await conn.execute(stmt, {**f.params, "qv": vector})).fetchall()
+    hits = _hits([r for r in rows if r["score"] is not None])
     hits.sort(key=lambda h: -h.score)  # relaxed_order iterative scans may return slightly out of order
     return hits
 
@@ -235,7 +287,7 @@ async def dense(
 # --- identifiers: exact token matches through the trigram index --------------------------------------------
 
 IDENTIFIERS: LiteralString = """
-SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.content ~* p)::float8 AS score
+SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.content ~* p)::float8 AS score, {columns}
   FROM memories m
  WHERE {filter} AND m.content ~* %(pattern)s
  ORDER BY score DESC, m.recorded_at DESC
@@ -246,7 +298,7 @@ SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.conten
 # their candidates through the postings, the rest through the trigram index; either way a memory counts
 # only if its own content holds the identifier as a whole token (not its date or its neighbours).
 IDENTIFIER_LEXEMES: LiteralString = """
-SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.content ~* p)::float8 AS score
+SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.content ~* p)::float8 AS score, {columns}
   FROM (SELECT DISTINCT memory_id FROM search_postings
          WHERE tenant_id = %(tenant_id)s AND lexeme = ANY(%(lexemes)s) AND tf >= 1) c
   JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
@@ -257,7 +309,14 @@ SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.conten
 
 
 async def identifier_hits(
-    conn: Conn, f: Filter, idents: list[str], cfg: RetrievalConfig, dfs: dict[str, int]
+    conn: Conn,
+    f: Filter,
+    idents: list[str],
+    cfg: RetrievalConfig,
+    dfs: dict[str, int],
+    *,
+    vector: Any = None,
+    model_id: str | None = None,
 ) -> list[Hit]:
     """Memories containing the identifiers as whole tokens (in their own text, not their neighbours');
     score = share of the identifiers matched.
@@ -273,72 +332,91 @@ async def identifier_hits(
                         budget)  # fmt: skip
     as_lexemes = list(read)
     others = [i for i in idents if i.lower() not in known]
-    scores: dict[uuid.UUID, float] = {}
-    if as_lexemes:
-        found = [i for i in idents if i.lower() in read]
-        stmt = sql.SQL(IDENTIFIER_LEXEMES).format(filter=f.clause)
+    found: dict[uuid.UUID, Hit] = {}
+    for statement, these in ((IDENTIFIER_LEXEMES, [i for i in idents if i.lower() in read]), (IDENTIFIERS, others)):
+        if not these:
+            continue
         params = {
             **f.params,
             "lexemes": as_lexemes,
-            "patterns": [identifier_pattern([i]) for i in found],
-            "pattern": identifier_pattern(found),
+            "patterns": [identifier_pattern([i]) for i in these],
+            "pattern": identifier_pattern(these),
             "limit": cfg.candidates,
         }
-        for r in await (await conn.execute(stmt, params)).fetchall():
-            scores[r["id"]] = float(r["score"])
-    if others:
-        stmt = sql.SQL(IDENTIFIERS).format(filter=f.clause)
-        params = {
-            **f.params,
-            "patterns": [identifier_pattern([i]) for i in others],
-            "pattern": identifier_pattern(others),
-            "limit": cfg.candidates,
-        }
-        for r in await (await conn.execute(stmt, params)).fetchall():
-            scores[r["id"]] = scores.get(r["id"], 0.0) + float(r["score"])
-    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], str(kv[0])))[: cfg.candidates]
-    return [Hit(mid, score / len(idents)) for mid, score in ranked]
+        inner = sql.SQL(statement).format(filter=f.clause, columns=sql.SQL(FUSION_COLUMNS))
+        for hit in _hits(await (await conn.execute(_cosines(inner, params, vector, model_id), params)).fetchall()):
+            if hit.id in found:  # found by both: the identifiers it matched add up
+                found[hit.id].score += hit.score
+            else:
+                found[hit.id] = hit
+    ranked = sorted(found.values(), key=lambda h: (-h.score, h.id))[: cfg.candidates]
+    for hit in ranked:
+        hit.score /= len(idents)
+    return ranked
 
 
 # --- details of the candidate union ------------------------------------------------------------------------
 
-DETAILS: LiteralString = """
-SELECT m.id, m.content, m.summary, m.kind, m.source_type, m.source_ref, m.recorded_at, m.valid_from,
-       m.confidence, m.importance, m.speaker, m.session_id, m.require_citation,
-       (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,
-       (1 - (e.context_embedding <=> %(qv)s))::float8 AS cos_context
+# Id arrays go in binary (``%(ids)b``): as text, psycopg and the server spend about 1 ms on 200 uuids.
+DETAILS: LiteralString = (
+    """
+SELECT m.id, """
+    + FUSION_COLUMNS
+    + """ FROM memories m WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)b)
+"""
+)
+
+CONTENTS: LiteralString = """
+SELECT m.id, m.content, m.summary, m.kind, m.source_type, m.source_ref, m.recorded_at, m.require_citation
   FROM memories m
-  LEFT JOIN memory_embeddings e ON e.tenant_id = m.tenant_id AND e.memory_id = m.id AND e.model_id = %(model_id)s
- WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)s)
+ WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)b)
 """
 
-DETAILS_NO_VECTOR: LiteralString = """
-SELECT m.id, m.content, m.summary, m.kind, m.source_type, m.source_ref, m.recorded_at, m.valid_from,
-       m.confidence, m.importance, m.speaker, m.session_id, m.require_citation,
-       NULL::float8 AS cos_self, NULL::float8 AS cos_context
-  FROM memories m
- WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)s)
+COSINES: LiteralString = """
+SELECT e.memory_id AS id, (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,
+       (1 - (e.context_embedding <=> %(qv)s))::float8 AS cos_context
+  FROM memory_embeddings e
+ WHERE e.tenant_id = %(tenant_id)s AND e.model_id = %(model_id)s AND e.memory_id = ANY(%(ids)b)
 """
 
 RELATED: LiteralString = """
 SELECT r.src_id, r.dst_id, r.type, r.weight FROM relations r
- WHERE r.tenant_id = %(tenant_id)s AND (r.src_id = ANY(%(ids)s) OR r.dst_id = ANY(%(ids)s))
+ WHERE r.tenant_id = %(tenant_id)s AND (r.src_id = ANY(%(ids)b) OR r.dst_id = ANY(%(ids)b))
 """
 
-VISIBLE_IDS: LiteralString = "SELECT m.id FROM memories m WHERE {filter} AND m.id = ANY(%(ids)s)"
+VISIBLE_IDS: LiteralString = "SELECT m.id FROM memories m WHERE {filter} AND m.id = ANY(%(ids)b)"
 
 
 async def details(
     conn: Conn, tenant_id: str, ids: list[uuid.UUID], vector: Any, model_id: str | None
 ) -> dict[uuid.UUID, dict[str, Any]]:
+    """Fusion columns and (with a query vector) cosines of memories no candidate query has read."""
     if not ids:
         return {}
-    if vector is None or model_id is None:
-        rows = await (await conn.execute(DETAILS_NO_VECTOR, {"tenant_id": tenant_id, "ids": ids})).fetchall()
-    else:
-        params = {"tenant_id": tenant_id, "ids": ids, "qv": vector, "model_id": model_id}
-        rows = await (await conn.execute(DETAILS, params)).fetchall()
-    return {r["id"]: r for r in rows}
+    rows = await (await conn.execute(DETAILS, {"tenant_id": tenant_id, "ids": ids})).fetchall()
+    out = {r["id"]: r for r in rows}
+    if vector is not None and model_id is not None:
+        await add_cosines(conn, tenant_id, list(out.values()), vector, model_id)
+    return out
+
+
+async def add_cosines(conn: Conn, tenant_id: str, rows: list[dict[str, Any]], vector: Any, model_id: str) -> None:
+    """Set ``cos_self``/``cos_context`` on rows read before the query vector was known (None: no vector)."""
+    if not rows:
+        return
+    params = {"tenant_id": tenant_id, "ids": [r["id"] for r in rows], "qv": vector, "model_id": model_id}
+    found = {r["id"]: r for r in await (await conn.execute(COSINES, params)).fetchall()}
+    for row in rows:
+        hit = found.get(row["id"])
+        row["cos_self"] = hit["cos_self"] if hit else None
+        row["cos_context"] = hit["cos_context"] if hit else None
+
+
+async def contents(conn: Conn, tenant_id: str, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
+    """What the packet and the result show of a memory, for the few that can enter the packet."""
+    if not ids:
+        return {}
+    return {r["id"]: r for r in await (await conn.execute(CONTENTS, {"tenant_id": tenant_id, "ids": ids})).fetchall()}
 
 
 async def visible(conn: Conn, f: Filter, ids: list[uuid.UUID]) -> set[uuid.UUID]:

@@ -189,6 +189,8 @@ class Retriever:
                 lists.update(found)
                 dense = None
             use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
+            # A query vector known now (given, or cached) lets the lexical side read its cosines as well.
+            known = self._known_vector(cfg, analysis, query_vector) if qv is None else qv
             try:
                 dfs: dict[str, int] = {}
                 if use_lexical or (cfg.identifiers and analysis.identifiers):
@@ -196,16 +198,20 @@ class Retriever:
                         conn, tenant_id, corpus.fts_config, req.query, cfg.lexical_postings_budget + 1
                     )
                 if use_lexical:
-                    lists["lexical"] = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl)
+                    lists["lexical"] = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl,
+                                                        vector=known, model_id=model)  # fmt: skip
                 if cfg.identifiers and analysis.identifiers:
-                    lists["identifier"] = await cq.identifier_hits(conn, f, analysis.identifiers, cfg, dfs)
+                    lists["identifier"] = await cq.identifier_hits(
+                        conn, f, analysis.identifiers, cfg, dfs, vector=known, model_id=model
+                    )
             finally:
                 if dense is not None:
                     qv, degraded_reason, found = await dense
                     lists.update(found)
             n_docs = corpus.n_docs
-            ids = list(dict.fromkeys(h.id for hits in lists.values() for h in hits))
-            rows = await cq.details(conn, tenant_id, ids, qv, model)
+            rows = _rows(lists)
+            if qv is not None and model is not None:  # read before the query vector was known
+                await cq.add_cosines(conn, tenant_id, [r for r in rows.values() if "cos_self" not in r], qv, model)
             cands = collect(lists, rows)
             effective = cfg if use_lexical == cfg.lexical else cfg.model_copy(update={"lexical": True})
             fuse(cands, effective, named_speakers=analysis.named_speakers)
@@ -217,7 +223,9 @@ class Retriever:
             if cfg.mmr and ranked and qv is not None:
                 ranked = mmr(ranked, await self._vectors_of(conn, tenant_id, ranked[: req.max_items * 4], model),
                              cfg.mmr_lambda, req.max_items)  # fmt: skip
-            items = (_item(c) for c in ranked[: req.max_items * 4])
+            top = ranked[: req.max_items * 4]  # as far as the packet can reach
+            texts = await cq.contents(conn, tenant_id, [c.id for c in top])
+            items = (_item(c, texts[c.id]) for c in top if c.id in texts)  # (gone since: deleted meanwhile)
             packet, tokens, placed = pk.build(
                 items, max_items=req.max_items, max_tokens=req.max_tokens, count=self.token_counter
             )
@@ -230,13 +238,7 @@ class Retriever:
                 actor=actor,
                 query=req.query,
                 request=_request_record(req, cfg, analysis, n_docs),
-                retrievers={
-                    name: [
-                        {"id": str(h.id), "rank": i, "score": round(h.score, 6)}
-                        for i, h in enumerate(hits[: cfg.receipt_candidates], start=1)
-                    ]
-                    for name, hits in lists.items()
-                },
+                retrievers={name: hits[: cfg.receipt_candidates] for name, hits in lists.items()},
                 selected=[_selected(i, rank_) for rank_, i in enumerate(placed, start=1)],
                 packet_tokens=tokens,
                 latency_ms=latency_ms,
@@ -254,6 +256,14 @@ class Retriever:
             abstain=abstain,
             latency_ms=round(latency_ms, 3),
         )
+
+    def _known_vector(self, cfg: RetrievalConfig, analysis: QueryAnalysis, given: Vector | None) -> Vector | None:
+        """The query vector if it is known without embedding anything (given, or in the cache)."""
+        if not cfg.dense or self.gateway is None:
+            return None
+        if given is not None:
+            return np.asarray(given, dtype=np.float32)
+        return self._vectors.get(analysis.dense_text)
 
     async def _dense_query(
         self, cfg: RetrievalConfig, analysis: QueryAnalysis, given: Vector | None
@@ -320,7 +330,7 @@ class Retriever:
         rows = await (
             await conn.execute(
                 "SELECT memory_id, embedding FROM memory_embeddings WHERE tenant_id = %s AND model_id = %s"
-                " AND memory_id = ANY(%s)",
+                " AND memory_id = ANY(%b)",
                 [tenant_id, model, [c.id for c in cands]],
             )
         ).fetchall()
@@ -362,15 +372,26 @@ class Retriever:
         await self._flush()
 
 
-def _item(c: Candidate) -> RecallItem:
+def _rows(lists: dict[str, list[cq.Hit]]) -> dict[uuid.UUID, dict[str, Any]]:
+    """One row per candidate memory, preferring a row that already has the query's cosines."""
+    rows: dict[uuid.UUID, dict[str, Any]] = {}
+    for hits in lists.values():
+        for h in hits:
+            have = rows.get(h.id)
+            if have is None or ("cos_self" not in have and "cos_self" in h.row):
+                rows[h.id] = h.row
+    return rows
+
+
+def _item(c: Candidate, text: dict[str, Any]) -> RecallItem:
     r = c.row
     return RecallItem(
         id=c.id,
-        content=r["content"],
-        summary=r["summary"],
-        kind=r["kind"],
-        source=Source(type=r["source_type"], ref=r["source_ref"]),
-        recorded_at=r["recorded_at"],
+        content=text["content"],
+        summary=text["summary"],
+        kind=text["kind"],
+        source=Source(type=text["source_type"], ref=text["source_ref"]),
+        recorded_at=text["recorded_at"],
         valid_from=r["valid_from"],
         confidence=float(r["confidence"]),
         importance=float(r["importance"]),
@@ -378,7 +399,7 @@ def _item(c: Candidate) -> RecallItem:
         ranks=dict(c.ranks),
         signals={k: round(v, 6) for k, v in c.signals.items() if k != "dense_ok"},
         reasons=c.reasons,
-        require_citation=bool(r["require_citation"]),
+        require_citation=bool(text["require_citation"]),
     )
 
 

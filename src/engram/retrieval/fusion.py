@@ -103,7 +103,7 @@ def utility(cands: list[Candidate], cfg: RetrievalConfig, at: datetime) -> None:
 
 
 def rank(cands: list[Candidate]) -> list[Candidate]:
-    return sorted(cands, key=lambda c: (-c.score, str(c.id)))
+    return sorted(cands, key=lambda c: (-c.score, c.id))  # uuid order is the order of its text
 
 
 def mmr(

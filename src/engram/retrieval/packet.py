@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from engram.model.recall import RecallItem
@@ -28,13 +28,28 @@ class TokenCounter(Protocol):
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
-def approximate_tokens(text: str) -> int:
+class ApproximateTokens:
     """The default counter: the larger of chars/4 and 4/3 per word-or-symbol, rounded up.
 
     It over-counts English for BPE tokenizers such as cl100k (about 0.75 words per token), which keeps a
     packet inside the model's real budget. Plug in an exact tokenizer with ``token_counter=``.
+
+    Its measure of texts joined at line ends is the sum of theirs (words never run across a newline), so
+    ``build`` counts the whole packet from its blocks' measures instead of reading it all again.
     """
-    return max(math.ceil(len(text) / 4), math.ceil(len(_WORDS.findall(text)) * 4 / 3))
+
+    def measure(self, text: str) -> tuple[int, int]:
+        return len(text), len(_WORDS.findall(text))
+
+    @staticmethod
+    def tokens(chars: int, words: int) -> int:
+        return max(math.ceil(chars / 4), math.ceil(words * 4 / 3))
+
+    def __call__(self, text: str) -> int:
+        return self.tokens(*self.measure(text))
+
+
+approximate_tokens = ApproximateTokens()
 
 
 def _escape(text: str) -> str:
@@ -64,6 +79,8 @@ def build(
     if first is None:
         tokens = count(EMPTY)
         return (EMPTY, tokens, []) if tokens <= max_tokens else ("", 0, [])
+    if isinstance(count, ApproximateTokens):
+        return _build_measured(first, items, max_items=max_items, max_tokens=max_tokens, counter=count)
     used = count(HEADER)
     if used > max_tokens:
         return "", 0, []
@@ -79,8 +96,33 @@ def build(
             placed.append(item)
             used += cost
     # Counting piecewise can differ from counting the whole with exact tokenizers: check the whole.
-    while placed and count(HEADER + "".join(blocks)) > max_tokens:
+    packet = HEADER + "".join(blocks)
+    tokens = count(packet)
+    while placed and tokens > max_tokens:
         blocks.pop()
         placed.pop()
-    packet = HEADER + "".join(blocks)
-    return packet, count(packet), placed
+        packet = HEADER + "".join(blocks)
+        tokens = count(packet)
+    return packet, tokens, placed
+
+
+def _build_measured(
+    first: RecallItem, items: Iterator[RecallItem], *, max_items: int, max_tokens: int, counter: ApproximateTokens
+) -> tuple[str, int, list[RecallItem]]:
+    """``build`` for the default counter: the packet's count is exact from its parts' measures (the header
+    and every block end at a newline), and no item is admitted that would take the whole over budget."""
+    chars, words = counter.measure(HEADER)
+    if counter.tokens(chars, words) > max_tokens:
+        return "", 0, []
+    blocks: list[str] = []
+    placed: list[RecallItem] = []
+    for item in itertools.chain([first], items):
+        if len(placed) == max_items:
+            break
+        block = render_item(item)
+        c, w = counter.measure(block)
+        if counter.tokens(chars + c, words + w) <= max_tokens:
+            blocks.append(block)
+            placed.append(item)
+            chars, words = chars + c, words + w
+    return HEADER + "".join(blocks), counter.tokens(chars, words), placed
