@@ -7,7 +7,6 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from psycopg import sql
 
 from engram import Engram, ValidationError
 from engram.model.recall import RecallRequest
@@ -348,5 +347,5 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
     )
     async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
         vec = (await engram.gateway.embed(["Rotterdam"]))[0]
-        plan = await (await conn.execute(sql.SQL("EXPLAIN ") + stmt, {**f.params, "qv": vec})).fetchall()
+        plan = await (await conn.execute(b"EXPLAIN " + stmt, {**f.params, "qv": vec})).fetchall()
     assert name in "\n".join(r["QUERY PLAN"] for r in plan)

@@ -5,6 +5,7 @@ known at that time, not expired, allowed in prompts, and the requested kinds, ta
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, LiteralString
@@ -35,42 +36,61 @@ _VISIBLE: LiteralString = """
 """
 
 
+# The optional parts of the filter, in the order they are added.
+_OPTIONAL: dict[str, LiteralString] = {
+    "agent_id": "m.agent_id = %(agent_id)s",
+    "session_id": "m.session_id = %(session_id)s",
+    "kinds": "m.kind = ANY(%(kinds)s)",
+    "tags": "m.tags @> %(tags)s",
+    "metadata": "m.metadata @> %(metadata)s",
+}
+
+
 @dataclass(frozen=True)
 class Filter:
-    """The WHERE clause (on alias ``m``) and its parameters."""
+    """The WHERE clause (on alias ``m``) and its parameters. ``shape`` names the parts the clause has, so
+    statements built around it can be cached per shape."""
 
-    clause: sql.Composed
+    clause: sql.SQL
     params: dict[str, Any]
+    shape: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def filter_clause(shape: tuple[str, ...]) -> sql.SQL:
+    parts: list[LiteralString] = [
+        "m.tenant_id = %(tenant_id)s AND m.allow_in_prompt",
+        _AS_OF if "as_of" in shape else _NOW,
+        _VISIBLE,
+    ]
+    parts += [_OPTIONAL[name] for name in shape if name in _OPTIONAL]
+    return sql.SQL(" AND ".join(parts))
 
 
 def build_filter(tenant_id: str, req: RecallRequest) -> Filter:
-    parts: list[sql.Composable] = [
-        sql.SQL("m.tenant_id = %(tenant_id)s AND m.allow_in_prompt"),
-        sql.SQL(_AS_OF if req.as_of is not None else _NOW),
-        sql.SQL(_VISIBLE),
-    ]
     params: dict[str, Any] = {
         "tenant_id": tenant_id,
         "user_id": req.user_id,
         "workflow_id": req.workflow_id,
         "as_of": req.as_of,
     }
+    shape = ["as_of"] if req.as_of is not None else []
     if req.agent_id is not None:
-        parts.append(sql.SQL("m.agent_id = %(agent_id)s"))
+        shape.append("agent_id")
         params["agent_id"] = req.agent_id
     if req.session_id is not None:
-        parts.append(sql.SQL("m.session_id = %(session_id)s"))
+        shape.append("session_id")
         params["session_id"] = req.session_id
     if req.kinds:
-        parts.append(sql.SQL("m.kind = ANY(%(kinds)s)"))
+        shape.append("kinds")
         params["kinds"] = list(req.kinds)
     if req.tags:
-        parts.append(sql.SQL("m.tags @> %(tags)s"))
+        shape.append("tags")
         params["tags"] = list(req.tags)
     if req.metadata:
-        parts.append(sql.SQL("m.metadata @> %(metadata)s"))
+        shape.append("metadata")
         params["metadata"] = Jsonb(req.metadata)
-    return Filter(sql.SQL(" AND ").join(parts), params)
+    return Filter(filter_clause(tuple(shape)), params, tuple(shape))
 
 
 @dataclass
@@ -98,13 +118,20 @@ SELECT h.*, (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,
 """
 
 
-def _cosines(inner: sql.Composed, params: dict[str, Any], vector: Any, model_id: str | None) -> sql.Composed:
-    """``inner`` with the cosine columns when there is a query vector (``params`` gains it), else as is."""
+def _cosine_params(params: dict[str, Any], vector: Any, model_id: str | None) -> bool:
+    """Add the query vector to ``params`` if there is one: the statement then reads the cosines too."""
     if vector is None or model_id is None:
-        return inner
+        return False
     params["qv"] = vector
     params["model_id"] = model_id
-    return sql.SQL(_WITH_COSINES).format(inner=inner)
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _candidate_sql(template: LiteralString, shape: tuple[str, ...], cosines: bool) -> bytes:
+    """A candidate statement for a filter shape, composed once: composing costs more than a small query."""
+    inner = sql.SQL(template).format(filter=filter_clause(shape), columns=sql.SQL(FUSION_COLUMNS))
+    return (sql.SQL(_WITH_COSINES).format(inner=inner) if cosines else inner).as_bytes()
 
 
 def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
@@ -165,8 +192,13 @@ SELECT l.lexeme,
 async def query_terms(conn: Conn, tenant_id: str, fts: str, query: str, cap: int) -> dict[str, int]:
     """The query's lexemes and how many of the tenant's documents hold each (at most ``cap``)."""
     params = {"tenant_id": tenant_id, "fts": fts, "query": query}
-    stmt = sql.SQL(QUERY_TERMS).format(cap=sql.Literal(cap))  # a literal: see dense_statement
+    stmt = _query_terms_sql(cap)
     return {r["lexeme"]: int(r["n"]) for r in await (await conn.execute(stmt, params)).fetchall()}
+
+
+@functools.lru_cache(maxsize=16)
+def _query_terms_sql(cap: int) -> bytes:
+    return sql.SQL(QUERY_TERMS).format(cap=sql.Literal(cap)).as_bytes()  # a literal: see dense_statement
 
 
 def keep_lexemes(dfs: dict[str, int], budget: int) -> dict[str, int]:
@@ -228,8 +260,7 @@ async def lexical(
         "limit": cfg.candidates,
         "window": cfg.candidates * LEXICAL_WINDOW,
     }
-    inner = sql.SQL(LEXICAL).format(filter=f.clause, columns=sql.SQL(FUSION_COLUMNS))
-    stmt = _cosines(inner, params, vector, model_id)
+    stmt = _candidate_sql(LEXICAL, f.shape, _cosine_params(params, vector, model_id))
     hits = _hits(await (await conn.execute(stmt, params)).fetchall())
     hits.sort(key=lambda h: (-h.score, h.id))  # the cosine join may reorder them
     return hits
@@ -238,15 +269,20 @@ async def lexical(
 # --- dense: pgvector HNSW per model, iterative scans keep filtered recall ---------------------------------
 
 
-def dense_statement(
-    model_id: str, dims: int, column: str, f: Filter, *, limit: int, own_index: bool = False
-) -> sql.Composed:
+def dense_statement(model_id: str, dims: int, column: str, f: Filter, *, limit: int, own_index: bool = False) -> bytes:
     """Model and tenant as literals: the planner can then pick the partial HNSW index built for this model.
     The limit too: with it a parameter, PostgreSQL judges a prepared statement's generic plan by an unknown
     limit, finds it dearer than the custom one, and plans every execution again (0.5 ms each).
     A tenant with an index of its own (``store.embeddings.index_large_tenants``) is ordered by halfvec
     inner product, which only that index serves (vectors are unit length: the same order as cosine); the
     score is the full-precision cosine. Each row also carries the fusion columns and both cosines."""
+    return _dense_sql(model_id, dims, column, f.params["tenant_id"], f.shape, limit, own_index)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dense_sql(
+    model_id: str, dims: int, column: str, tenant_id: str, shape: tuple[str, ...], limit: int, own_index: bool
+) -> bytes:
     kind = "halfvec" if own_index else "vector"
     cosine = "(1 - (e.{}::vector({}) <=> %(qv)s::vector({})))::float8"
     return sql.SQL(
@@ -260,9 +296,9 @@ def dense_statement(
         cos_context=sql.SQL(cosine).format(sql.Identifier("context_embedding"), dims, dims),
         columns=sql.SQL(FUSION_COLUMNS),
         col=sql.Identifier(column), kind=sql.SQL(kind), order=sql.SQL("<#>" if own_index else "<=>"),
-        dims=sql.Literal(dims), model=sql.Literal(model_id), filter=f.clause,
-        tenant=sql.Literal(f.params["tenant_id"]), limit=sql.Literal(limit),
-    )  # fmt: skip
+        dims=sql.Literal(dims), model=sql.Literal(model_id), filter=filter_clause(shape),
+        tenant=sql.Literal(tenant_id), limit=sql.Literal(limit),
+    ).as_bytes()  # fmt: skip
 
 
 async def dense(
@@ -343,8 +379,8 @@ async def identifier_hits(
             "pattern": identifier_pattern(these),
             "limit": cfg.candidates,
         }
-        inner = sql.SQL(statement).format(filter=f.clause, columns=sql.SQL(FUSION_COLUMNS))
-        for hit in _hits(await (await conn.execute(_cosines(inner, params, vector, model_id), params)).fetchall()):
+        stmt = _candidate_sql(statement, f.shape, _cosine_params(params, vector, model_id))
+        for hit in _hits(await (await conn.execute(stmt, params)).fetchall()):
             if hit.id in found:  # found by both: the identifiers it matched add up
                 found[hit.id].score += hit.score
             else:
