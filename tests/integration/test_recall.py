@@ -349,3 +349,32 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
         vec = (await engram.gateway.embed(["Rotterdam"]))[0]
         plan = await (await conn.execute(b"EXPLAIN " + stmt, {**f.params, "qv": vec})).fetchall()
     assert name in "\n".join(r["QUERY PLAN"] for r in plan)
+
+
+async def test_small_tenants_dense_statement_is_exact_and_agrees_with_the_planned_one(engram: Engram) -> None:
+    await engram.remember_many(
+        [{"content": f"Invoice {n} was " + "paid " * (n + 1) + "by bank transfer"} for n in range(8)]
+    )
+    await engram.remember_many([{"content": f"The cat sat on mat number {n}", "user_id": "u2"} for n in range(4)])
+    await engram.remember("Invoices in euros are paid within 30 days", visibility="user", user_id="u1")
+    assert engram.gateway is not None
+    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    vec = (await engram.gateway.embed(["invoice paid"]))[0]
+    for user in ("u1", "u2", None):
+        f = cq.build_filter("acme", RecallRequest(query="x", user_id=user))
+        cfg = preset("dense", candidates=5)
+        async with engram.db.tenant("acme") as conn:
+            exact = await cq.dense(conn, f, vec, cfg, model_id=model, dims=dims, context=False, exact=True)
+        async with engram.db.tenant("acme", {"enable_indexscan": "off", "enable_bitmapscan": "off"}) as conn:
+            stmt = cq.dense_statement(model, dims, "embedding", f, limit=5)  # no index: a scan and a sort
+            truth = await (await conn.execute(stmt, {**f.params, "qv": vec}, prepare=False)).fetchall()
+        assert [h.id for h in exact] == [r["id"] for r in truth] and len(exact) == 5
+        assert len({round(h.score, 6) for h in exact}) == 5 and exact[0].score > 0.1  # no ties, a real order
+        assert exact[0].row["cos_self"] == pytest.approx(exact[0].score)
+    # The exact statement names no tenant (one prepared plan for all of them), and no index can order it.
+    stmt = cq.dense_statement(model, dims, "embedding", f, limit=5)
+    assert b"'acme'" in stmt and b"'acme'" not in cq._exact_sql(model, dims, "embedding", f.shape, 5)
+    async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
+        exact_stmt = cq._exact_sql(model, dims, "embedding", f.shape, 5)
+        plan = await (await conn.execute(b"EXPLAIN " + exact_stmt, {**f.params, "qv": vec})).fetchall()
+    assert "hnsw" not in "\n".join(r["QUERY PLAN"] for r in plan)

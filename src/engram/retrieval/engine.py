@@ -25,7 +25,7 @@ from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
 from engram.retrieval.query import QueryAnalysis, analyse
 from engram.store.database import Conn, Database
-from engram.store.embeddings import tenant_index_name
+from engram.store.embeddings import TENANT_INDEX_THRESHOLD, tenant_index_name
 
 if TYPE_CHECKING:
     from engram.providers.base import Vector
@@ -46,6 +46,8 @@ def recall_settings(cfg: RetrievalConfig) -> dict[str, str]:
         "hnsw.ef_search": str(cfg.ef_search),
         "synchronous_commit": "off",
         "max_parallel_workers_per_gather": "0",  # a worker costs more to start than these queries take
+        # Prepared statements keep one generic plan (the statements that need a tenant's own plan name it).
+        "plan_cache_mode": "force_generic_plan",
     }
 
 
@@ -141,12 +143,17 @@ class Retriever:
             return None, reason, {}
         assert self.gateway is not None
         model, dims = self.gateway.model_id, self.gateway.dimensions
+        own = corpus.own_index
+        exact = not own and corpus.n_docs < TENANT_INDEX_THRESHOLD  # below it, no tenant gets its own index
         async with self.db.tenant(tenant_id, recall_settings(cfg)) as conn:
-            own = corpus.own_index
-            out = {"dense": await cq.dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False, own_index=own)}
+            out = {
+                "dense": await cq.dense(
+                    conn, f, qv, cfg, model_id=model, dims=dims, context=False, own_index=own, exact=exact
+                )
+            }
             if corpus.has_context:
                 out["dense_context"] = await cq.dense(
-                    conn, f, qv, cfg, model_id=model, dims=dims, context=True, own_index=own
+                    conn, f, qv, cfg, model_id=model, dims=dims, context=True, own_index=own, exact=exact
                 )
         return qv, None, out
 
