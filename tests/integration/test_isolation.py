@@ -111,3 +111,21 @@ async def test_every_key_includes_tenant_id_so_the_schema_stays_distributable(en
     for r in idx:
         assert "tenant_id" in r["def"], f"unique index {r['name']} lacks tenant_id"
     assert {r["relname"] for r in rls} == set(TENANT_TABLES)
+
+
+async def test_pipelined_tenant_transactions_are_scoped_and_roll_back(engram: Engram) -> None:
+    mine = await engram.remember("acme pipelined note", tenant="acme")
+    before = (await engram.get(mine.id, tenant="acme")).importance
+    await engram.remember("globex pipelined note", tenant="globex")
+    async with engram.db.tenant("acme", {"hnsw.ef_search": "77"}, pipeline=True) as conn:
+        first = await conn.execute("SELECT content FROM memories")  # sent, not yet waited for
+        setting = await conn.execute("SELECT current_setting('hnsw.ef_search') AS ef")
+        assert [r["content"] for r in await first.fetchall()] == ["acme pipelined note"]
+        assert (await setting.fetchone()) == {"ef": "77"}
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        async with engram.db.tenant("acme", pipeline=True) as conn:
+            await conn.execute("UPDATE memories SET importance = 0.01 WHERE id = %s", [mine.id])
+            await (await conn.execute("SELECT 1 / 0")).fetchall()
+    assert (await engram.get(mine.id, tenant="acme")).importance == before != 0.01  # rolled back
+    async with engram.db.tenant("acme", pipeline=True) as conn:  # the pooled connection is usable again
+        assert len(await (await conn.execute("SELECT id FROM memories")).fetchall()) == 1

@@ -64,13 +64,20 @@ class Database:
         await conn.commit()
 
     @asynccontextmanager
-    async def tenant(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
+    async def tenant(
+        self, tenant_id: str, settings: Mapping[str, str] | None = None, *, pipeline: bool = False
+    ) -> AsyncIterator[Conn]:
         """A transaction scoped to one tenant (RLS on). Commits on success, rolls back on error.
-        ``settings`` are further transaction-local settings, set in the same round trip."""
+        ``settings`` are further transaction-local settings, set in the same round trip. With ``pipeline``
+        the connection is in pipeline mode: statements are sent without waiting for the previous ones'
+        results, until a result is fetched (BEGIN, the settings and the first query go in one round trip)."""
         names = [TENANT_SETTING, *(settings or {})]
         values = [tenant_id, *(settings or {}).values()]
         try:
-            async with self._pool.connection() as conn, conn.transaction():
+            async with self._pool.connection() as conn, contextlib.AsyncExitStack() as stack:
+                if pipeline:
+                    await stack.enter_async_context(conn.pipeline())
+                await stack.enter_async_context(conn.transaction())
                 await conn.execute(_SET_CONFIG, [names, values])
                 yield conn
         except psycopg.OperationalError as exc:
