@@ -12,6 +12,7 @@ from engram import Engram, ValidationError
 from engram.model.recall import RecallRequest
 from engram.providers.gateway import EmbeddingGateway
 from engram.retrieval import candidates as cq
+from engram.retrieval import receipts as rc
 from engram.retrieval.config import preset
 from engram.retrieval.packet import approximate_tokens
 from tests.integration.test_embedding import Flaky
@@ -378,3 +379,21 @@ async def test_small_tenants_dense_statement_is_exact_and_agrees_with_the_planne
         exact_stmt = cq._exact_sql(model, dims, "embedding", f.shape, 5)
         plan = await (await conn.execute(b"EXPLAIN " + exact_stmt, {**f.params, "qv": vec})).fetchall()
     assert "hnsw" not in "\n".join(r["QUERY PLAN"] for r in plan)
+
+
+async def test_receipts_store_candidates_column_wise_and_read_back_row_wise(engram: Engram) -> None:
+    await engram.remember_many([{"content": f"Warehouse {n} ships pallets on Mondays"} for n in range(4)])
+    result = await engram.recall("warehouse pallets", preset="lexical")
+    async with engram.db.tenant("acme") as conn:
+        row = await (await conn.execute("SELECT * FROM recall_receipts WHERE id = %s", [result.receipt_id])).fetchone()
+    assert row is not None
+    stored = row["retrievers"]["lexical"]
+    assert set(stored) == {"ids", "scores"} and len(stored["ids"]) == len(stored["scores"]) == 4
+    read = (await engram.receipt(result.receipt_id)).retrievers["lexical"]
+    assert read == [
+        {"id": i, "rank": n, "score": s}
+        for n, (i, s) in enumerate(zip(stored["ids"], stored["scores"], strict=True), 1)
+    ]
+    # A receipt stored row-wise by an earlier version reads back unchanged.
+    old = {**row, "retrievers": {"lexical": read}}
+    assert rc._receipt(old).retrievers == {"lexical": read}
