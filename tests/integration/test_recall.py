@@ -397,3 +397,23 @@ async def test_receipts_store_candidates_column_wise_and_read_back_row_wise(engr
     # A receipt stored row-wise by an earlier version reads back unchanged.
     old = {**row, "retrievers": {"lexical": read}}
     assert rc._receipt(old).retrievers == {"lexical": read}
+
+
+async def test_lexical_statement_chooses_its_terms_as_query_terms_would(engram: Engram) -> None:
+    docs = []
+    for n in range(150):  # "common" is over the budget; "apple" and "pear" tie at 60: only one fits with it
+        words = ["common", f"w{n}"] + (["apple"] if n < 60 else []) + (["pear"] if n >= 90 else [])
+        docs.append({"content": " ".join(words + (["quince"] if n % 50 == 0 else []))})
+    await engram.remember_many(docs)
+    cfg = preset("lexical", lexical_postings_budget=100)
+    f = cq.build_filter("acme", RecallRequest(query="x"))
+    async with engram.db.tenant("acme") as conn:
+        corpus = await engram.retriever.read_corpus(conn, "acme")
+        for query in ("common apple pear", "quince apple", "pear quince common", "common", "nothing here", "apple"):
+            dfs = await cq.query_terms(conn, "acme", corpus.fts_config, query, cfg.lexical_postings_budget + 1)
+            given = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl)
+            found = await cq.lexical(
+                conn, f, None, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=query, fts=corpus.fts_config
+            )
+            assert [(h.id, round(h.score, 9)) for h in found] == [(h.id, round(h.score, 9)) for h in given], query
+            assert (len(found) > 0) == (query != "nothing here")

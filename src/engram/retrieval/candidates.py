@@ -148,10 +148,10 @@ def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
 # the rest; it is skipped otherwise. The result is the same as filtering every document before ranking,
 # while a large tenant visits a few hundred memories instead of thousands.
 LEXICAL: LiteralString = """
-WITH post AS MATERIALIZED (
+WITH {terms} post AS MATERIALIZED (
     SELECT p.lexeme, p.memory_id, p.tf, p.dl
       FROM search_postings p
-     WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(%(lexemes)s::text[])
+     WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY({lexemes})
 ), idf AS (
     SELECT lexeme, ln((greatest(%(n_docs)s::float8, count(*)) - count(*) + 0.5) / (count(*) + 0.5) + 1) AS w
       FROM post GROUP BY lexeme
@@ -178,6 +178,21 @@ SELECT s.id, s.score, {columns}
  LIMIT %(limit)s
 """
 LEXICAL_WINDOW = 4  # the window is this many times the candidates wanted
+
+# The query's lexemes and which of them are read (``query_terms`` and ``keep_lexemes``, in SQL): prefixed
+# to LEXICAL when no identifier needs the document frequencies, so the lexical side is one statement.
+_KEPT_TERMS: LiteralString = """
+terms AS MATERIALIZED (
+    SELECT l.lexeme,
+           (SELECT count(*) FROM (SELECT 1 FROM search_postings p
+                                   WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = l.lexeme LIMIT {cap}) x) AS n
+      FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS l(lexeme)
+), kept AS (
+    SELECT lexeme
+      FROM (SELECT lexeme, sum(n) OVER w AS used, row_number() OVER w AS k FROM terms
+             WINDOW w AS (ORDER BY n, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)) t
+     WHERE used <= {budget} OR k = 1
+),"""
 
 # The query's lexemes (the tenant's text search configuration) with their document frequencies in the
 # tenant, counted up to ``cap``: a lexeme with more postings than the budget is too common to read anyway.
@@ -238,21 +253,20 @@ SELECT s.n, s.avgdl,
 async def lexical(
     conn: Conn,
     f: Filter,
-    dfs: dict[str, int],
+    dfs: dict[str, int] | None,
     cfg: RetrievalConfig,
     *,
     n_docs: int,
     avgdl: float,
+    query: str = "",
+    fts: str = "english",
     vector: Any = None,
     model_id: str | None = None,
 ) -> list[Hit]:
-    """BM25F candidates; with ``vector``, their rows carry the query's cosines too."""
-    kept = keep_lexemes(dfs, cfg.lexical_postings_budget)
-    if not kept:
-        return []
+    """BM25F candidates; with ``vector``, their rows carry the query's cosines too. ``dfs`` are the query's
+    lexemes (``query_terms``); without them the statement finds and chooses them itself from ``query``."""
     params: dict[str, Any] = {
         **f.params,
-        "lexemes": list(kept),
         "n_docs": n_docs,
         "avgdl": max(avgdl, 1e-6),
         "k1": cfg.bm25_k1,
@@ -260,10 +274,33 @@ async def lexical(
         "limit": cfg.candidates,
         "window": cfg.candidates * LEXICAL_WINDOW,
     }
-    stmt = _candidate_sql(LEXICAL, f.shape, _cosine_params(params, vector, model_id))
+    if dfs is None:
+        params.update(query=query, fts=fts)
+    else:
+        kept = keep_lexemes(dfs, cfg.lexical_postings_budget)
+        if not kept:
+            return []
+        params["lexemes"] = list(kept)
+    budget = cfg.lexical_postings_budget if dfs is None else None
+    stmt = _lexical_sql(f.shape, _cosine_params(params, vector, model_id), budget)
     hits = _hits(await (await conn.execute(stmt, params)).fetchall())
     hits.sort(key=lambda h: (-h.score, h.id))  # the cosine join may reorder them
     return hits
+
+
+@functools.lru_cache(maxsize=256)
+def _lexical_sql(shape: tuple[str, ...], cosines: bool, budget: int | None) -> bytes:
+    """LEXICAL for a filter shape; with ``budget``, choosing its lexemes itself (``_KEPT_TERMS``)."""
+    terms: sql.Composable
+    if budget is None:
+        terms, lexemes = sql.SQL(""), sql.SQL("%(lexemes)s::text[]")
+    else:
+        terms = sql.SQL(_KEPT_TERMS).format(cap=sql.Literal(budget + 1), budget=sql.Literal(budget))
+        lexemes = sql.SQL("ARRAY(SELECT lexeme FROM kept)")
+    inner = sql.SQL(LEXICAL).format(
+        terms=terms, lexemes=lexemes, filter=filter_clause(shape), columns=sql.SQL(FUSION_COLUMNS)
+    )
+    return (sql.SQL(_WITH_COSINES).format(inner=inner) if cosines else inner).as_bytes()
 
 
 # --- dense: pgvector HNSW per model, iterative scans keep filtered recall ---------------------------------

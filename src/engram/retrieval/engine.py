@@ -200,15 +200,18 @@ class Retriever:
             # A query vector known now (given, or cached) lets the lexical side read its cosines as well.
             known = self._known_vector(cfg, analysis, query_vector) if qv is None else qv
             try:
-                dfs: dict[str, int] = {}
-                if use_lexical or (cfg.identifiers and analysis.identifiers):
+                identifiers = cfg.identifiers and bool(analysis.identifiers)
+                dfs: dict[str, int] | None = None  # without identifiers, the lexical statement finds its terms
+                if identifiers:
                     dfs = await cq.query_terms(
                         conn, tenant_id, corpus.fts_config, req.query, cfg.lexical_postings_budget + 1
                     )
                 if use_lexical:
-                    lists["lexical"] = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl,
-                                                        vector=known, model_id=model)  # fmt: skip
-                if cfg.identifiers and analysis.identifiers:
+                    lists["lexical"] = await cq.lexical(
+                        conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=req.query,
+                        fts=corpus.fts_config, vector=known, model_id=model,
+                    )  # fmt: skip
+                if identifiers and dfs is not None:
                     lists["identifier"] = await cq.identifier_hits(
                         conn, f, analysis.identifiers, cfg, dfs, vector=known, model_id=model
                     )
