@@ -25,6 +25,11 @@ class Settings(BaseSettings):
         description="External PostgreSQL (>= 14 with pgvector >= 0.8 and pg_trgm). Unset: embedded PostgreSQL.",
     )
     data_dir: Path = Field(default_factory=default_data_dir, description="Embedded database directory.")
+    embedded_shared_buffers: str = Field(
+        default="auto",
+        pattern=r"^(auto|[0-9]+(kB|MB|GB))$",
+        description="Shared buffers of the embedded PostgreSQL: auto (a quarter of memory, 128 MB-2 GB) or e.g. 512MB.",
+    )
     host: str = "127.0.0.1"
     port: int = Field(default=8420, ge=1, le=65535)
 

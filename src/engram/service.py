@@ -548,7 +548,7 @@ async def locate_database(settings: Settings) -> tuple[str, EmbeddedPostgres | N
     """The conninfo to use: DATABASE_URL, or the embedded PostgreSQL (started if needed) in the data dir."""
     if settings.database_url is not None:
         return settings.database_url.get_secret_value(), None
-    embedded = EmbeddedPostgres(settings.data_dir)
+    embedded = EmbeddedPostgres(settings.data_dir, shared_buffers=settings.embedded_shared_buffers)
     return await asyncio.to_thread(embedded.start), embedded
 
 

@@ -7,6 +7,7 @@ import pytest
 from psycopg.rows import dict_row
 
 from engram import Engram, HashingEmbedder, MigrationError
+from engram.store.embedded import EmbeddedPostgres
 from engram.store.migrate import Migration, applied, available, migrate
 from tests.conftest import settings_for
 
@@ -52,3 +53,22 @@ async def test_external_database_must_be_migrated_first(empty_database_url: str)
         await Engram.open(settings_for(empty_database_url), embedder=HashingEmbedder())
     mem = await Engram.open(settings_for(empty_database_url), embedder=HashingEmbedder(), run_migrations=True)
     await mem.close()
+
+
+def test_embedded_server_gets_its_shared_buffers(pg_server: EmbeddedPostgres) -> None:
+    from engram.store.embedded import shared_buffers_kb
+
+    with psycopg.connect(pg_server.admin_conninfo(), autocommit=True) as conn:
+        row = conn.execute("SELECT pg_size_bytes(current_setting('shared_buffers')) / 1024").fetchone()
+    assert row is not None and row[0] == shared_buffers_kb("auto") >= 128 * 1024
+    assert shared_buffers_kb("512MB") == 512 * 1024 and shared_buffers_kb("2GB") == 2 * 1024 * 1024
+    with pytest.raises(ValueError):
+        shared_buffers_kb("lots")
+
+
+async def test_receipts_index_takes_inserts_directly(engram: Engram) -> None:
+    async with engram.db.owner() as conn:
+        row = await (
+            await conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'recall_receipts_selected'")
+        ).fetchone()
+    assert row is not None and "fastupdate=off" in row["reloptions"]
