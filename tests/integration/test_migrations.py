@@ -56,11 +56,16 @@ async def test_external_database_must_be_migrated_first(empty_database_url: str)
 
 
 def test_embedded_server_gets_its_shared_buffers(pg_server: EmbeddedPostgres) -> None:
-    from engram.store.embedded import shared_buffers_kb
+    from engram.store.embedded import memory_bytes, shared_buffers_kb
 
     with psycopg.connect(pg_server.admin_conninfo(), autocommit=True) as conn:
         row = conn.execute("SELECT pg_size_bytes(current_setting('shared_buffers')) / 1024").fetchone()
     assert row is not None and row[0] == shared_buffers_kb("auto") >= 128 * 1024
+    assert memory_bytes() > 0 and shared_buffers_kb("auto") in {
+        128 * 1024,
+        2 * 1024 * 1024,
+        memory_bytes() // 4 // 1024,
+    }
     assert shared_buffers_kb("512MB") == 512 * 1024 and shared_buffers_kb("2GB") == 2 * 1024 * 1024
     with pytest.raises(ValueError):
         shared_buffers_kb("lots")
