@@ -417,3 +417,23 @@ async def test_lexical_statement_chooses_its_terms_as_query_terms_would(engram: 
             )
             assert [(h.id, round(h.score, 9)) for h in found] == [(h.id, round(h.score, 9)) for h in given], query
             assert (len(found) > 0) == (query != "nothing here")
+
+
+async def test_a_new_databases_recall_tables_are_analyzed_once_they_hold_memories(engram: Engram) -> None:
+    async def reltuples() -> float:
+        async with engram.db.owner() as conn:
+            row = await (await conn.execute("SELECT reltuples FROM pg_class WHERE relname = 'memories'")).fetchone()
+        assert row is not None
+        return float(row["reltuples"])
+
+    async with engram.db.owner() as conn:  # as a new database: never analyzed (autovacuum has not run yet)
+        await conn.execute(
+            "UPDATE pg_class SET reltuples = -1 WHERE relname IN ('memories', 'memory_embeddings', 'search_postings')"
+        )
+    await engram.recall("anything", tenant="empty-tenant")  # no memories yet: nothing to learn from
+    await engram.retriever.drain()
+    assert await reltuples() == -1
+    await engram.remember_many([{"content": f"Parcel {n} left the depot"} for n in range(5)])
+    await engram.recall("parcel depot")
+    await engram.retriever.drain()
+    assert await reltuples() == 5

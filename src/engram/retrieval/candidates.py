@@ -235,7 +235,8 @@ def keep_lexemes(dfs: dict[str, int], budget: int) -> dict[str, int]:
 
 # What recall needs to know about a tenant's corpus, in one statement: BM25F's document count and average
 # length, the speakers (for query analysis), whether context vectors exist, the text search configuration,
-# whether the tenant has a (valid) HNSW index of its own for the current model.
+# whether the tenant has a (valid) HNSW index of its own for the current model; and whether the recall
+# tables have never been analyzed (a new database).
 CORPUS: LiteralString = """
 SELECT s.n, s.avgdl,
        ARRAY(SELECT DISTINCT speaker FROM memories
@@ -244,7 +245,10 @@ SELECT s.n, s.avgdl,
                 WHERE tenant_id = %(tenant_id)s AND context_embedding IS NOT NULL) AS has_context,
        coalesce((SELECT fts_config::text FROM tenants WHERE tenant_id = %(tenant_id)s), 'english') AS fts_config,
        coalesce((SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%(own_index)s)), false)
-           AS own_index
+           AS own_index,
+       (SELECT bool_or(c.reltuples < 0) FROM pg_class c
+         WHERE c.oid IN ('memories'::regclass, 'memory_embeddings'::regclass, 'search_postings'::regclass))
+           AS unanalyzed
   FROM (SELECT count(*) AS n, coalesce(avg(search_len), 1)::float8 AS avgdl
           FROM memories WHERE tenant_id = %(tenant_id)s AND status = 'active') s
 """

@@ -73,6 +73,7 @@ class Retriever:
         self._query_cache = query_cache
         self._stats: dict[str, tuple[float, Corpus]] = {}
         self._refreshing: set[str] = set()
+        self._analyzing = False
         self._background: set[asyncio.Task[None]] = set()
         self._pending: dict[str, Counter[uuid.UUID]] = {}
         self._flusher: asyncio.Task[None] | None = None
@@ -114,8 +115,30 @@ class Retriever:
         own = tenant_index_name(self.gateway.model_id, tenant_id) if self.gateway else None
         row = await (await conn.execute(cq.CORPUS, {"tenant_id": tenant_id, "own_index": own})).fetchone()
         assert row is not None
+        if row["unanalyzed"] and row["n"] > 0:
+            self._analyze_soon()
         return Corpus(int(row["n"]), float(row["avgdl"]), list(row["speakers"]), row["fts_config"],
                       bool(row["has_context"]), bool(row["own_index"]))  # fmt: skip
+
+    def _analyze_soon(self) -> None:
+        if self._analyzing:
+            return
+        self._analyzing = True
+        task = asyncio.create_task(self._analyze())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _analyze(self) -> None:
+        """A new database's recall tables, analyzed as soon as they hold memories instead of when autovacuum
+        gets to them (about a minute; never below 50 rows): until then PostgreSQL plans them as if it knew
+        nothing of them (recalls of 100-250 ms at 400 memories instead of 20)."""
+        try:
+            async with self.db.owner() as conn:
+                await conn.execute("ANALYZE memories, memory_embeddings, search_postings")
+        except Exception as exc:  # autovacuum will do it later
+            _log.warning("could not analyze the recall tables: %s", exc)
+        finally:
+            self._analyzing = False
 
     async def _refresh_corpus(self, tenant_id: str) -> None:
         try:
