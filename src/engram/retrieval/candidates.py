@@ -462,11 +462,7 @@ async def identifier_hits(
 
 # Id arrays go in binary (``%(ids)b``): as text, psycopg and the server spend about 1 ms on 200 uuids.
 DETAILS: LiteralString = (
-    """
-SELECT m.id, """
-    + FUSION_COLUMNS
-    + """ FROM memories m WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)b)
-"""
+    "SELECT m.id, " + FUSION_COLUMNS + " FROM memories m WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)b)"
 )
 
 CONTENTS: LiteralString = """
