@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -27,7 +27,6 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=default_data_dir, description="Embedded database directory.")
     embedded_shared_buffers: str = Field(
         default="auto",
-        pattern=r"^(auto|[0-9]+(kB|MB|GB))$",
         description="Shared buffers of the embedded PostgreSQL: auto (a quarter of memory, 128 MB-2 GB) or e.g. 512MB.",
     )
     host: str = "127.0.0.1"
@@ -48,6 +47,14 @@ class Settings(BaseSettings):
     pool_max_size: int = Field(default=10, ge=1)
     enrichment_interval: float = Field(default=1.0, gt=0, description="Seconds between enrichment polls.")
     log_level: str = "INFO"
+
+    @field_validator("embedded_shared_buffers")
+    @classmethod
+    def _shared_buffers(cls, value: str) -> str:
+        from engram.store.embedded import shared_buffers_kb
+
+        shared_buffers_kb(value)  # raises ValueError naming what is allowed
+        return value
 
     @model_validator(mode="after")
     def _pool_sizes(self) -> Settings:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import psycopg
+import pydantic
 import pytest
 from psycopg.rows import dict_row
 
-from engram import Engram, HashingEmbedder, MigrationError
+from engram import Engram, HashingEmbedder, MigrationError, Settings
 from engram.store.embedded import EmbeddedPostgres
 from engram.store.migrate import Migration, applied, available, migrate
 from tests.conftest import settings_for
@@ -67,8 +68,12 @@ def test_embedded_server_gets_its_shared_buffers(pg_server: EmbeddedPostgres) ->
         memory_bytes() // 4 // 1024,
     }
     assert shared_buffers_kb("512MB") == 512 * 1024 and shared_buffers_kb("2GB") == 2 * 1024 * 1024
-    with pytest.raises(ValueError):
-        shared_buffers_kb("lots")
+    assert shared_buffers_kb("1001kB") == 1000  # whole 8 kB blocks, as PostgreSQL stores it
+    for bad in ("lots", "0MB", "64kB", "100000GB"):
+        with pytest.raises(ValueError):
+            shared_buffers_kb(bad)
+    with pytest.raises(pydantic.ValidationError, match="embedded_shared_buffers"):
+        Settings(embedded_shared_buffers="0MB")
 
 
 async def test_receipts_index_takes_inserts_directly(engram: Engram) -> None:

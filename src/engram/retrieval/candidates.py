@@ -343,8 +343,9 @@ def _dense_sql(
 
 
 # A small tenant's dense candidates: exact, by a statement that does not name the tenant, so one prepared
-# generic plan serves every small tenant (a statement naming it is planned again for each: 0.5 ms). Ordered
-# by the score, which no index can serve: a small tenant is read through its own rows, never the graph.
+# plan can serve every small tenant (a statement naming it is planned again for each: 0.5 ms; PostgreSQL
+# still plans per tenant when the shared plan would cost more, as when one huge tenant skews the estimate).
+# Ordered by the score, which no index can serve: a small tenant is read through its own rows, never the graph.
 @functools.lru_cache(maxsize=64)
 def _exact_sql(model_id: str, dims: int, column: str, shape: tuple[str, ...], limit: int) -> bytes:
     cosine = "(1 - (e.{}::vector({}) <=> %(qv)s::vector({})))::float8"

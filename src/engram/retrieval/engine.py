@@ -46,8 +46,6 @@ def recall_settings(cfg: RetrievalConfig) -> dict[str, str]:
         "hnsw.ef_search": str(cfg.ef_search),
         "synchronous_commit": "off",
         "max_parallel_workers_per_gather": "0",  # a worker costs more to start than these queries take
-        # Prepared statements keep one generic plan (the statements that need a tenant's own plan name it).
-        "plan_cache_mode": "force_generic_plan",
     }
 
 
@@ -121,7 +119,7 @@ class Retriever:
                       bool(row["has_context"]), bool(row["own_index"]))  # fmt: skip
 
     def _analyze_soon(self) -> None:
-        if self._analyzing:
+        if self._analyzing:  # once per process: without owner rights it can only warn, each time
             return
         self._analyzing = True
         task = asyncio.create_task(self._analyze())
@@ -137,8 +135,6 @@ class Retriever:
                 await conn.execute("ANALYZE memories, memory_embeddings, search_postings")
         except Exception as exc:  # autovacuum will do it later
             _log.warning("could not analyze the recall tables: %s", exc)
-        finally:
-            self._analyzing = False
 
     async def _refresh_corpus(self, tenant_id: str) -> None:
         try:

@@ -45,13 +45,19 @@ def memory_bytes() -> int:
 
 def shared_buffers_kb(setting: str) -> int:
     """``auto``: a quarter of the memory (``memory_bytes``), at least 128 MB and at most 2 GB; else a size
-    such as 512MB."""
+    such as 512MB, at least 128 kB (PostgreSQL's minimum) and at most the memory. Whole 8 kB blocks, as
+    PostgreSQL stores it (so a started server's value compares equal)."""
+    memory_kb = memory_bytes() // 1024
     if setting == "auto":
-        return max(128 * 1024, min(memory_bytes() // 4 // 1024, 2 * 1024 * 1024))
-    match = re.fullmatch(r"(\d+)(kB|MB|GB)", setting)
-    if match is None:
-        raise ValueError(f"shared buffers must be 'auto' or a size such as 512MB, not {setting!r}")
-    return int(match.group(1)) * _UNITS[match.group(2)]
+        kb = max(128 * 1024, min(memory_kb // 4, 2 * 1024 * 1024))
+    else:
+        match = re.fullmatch(r"(\d+)(kB|MB|GB)", setting)
+        if match is None:
+            raise ValueError(f"must be 'auto' or a size such as 512MB (kB, MB, GB), not {setting!r}")
+        kb = int(match.group(1)) * _UNITS[match.group(2)]
+        if kb < 128 or (memory_kb and kb > memory_kb):
+            raise ValueError(f"must be at least 128kB and at most the memory ({memory_kb // 1024} MB), not {setting}")
+    return kb - kb % 8
 
 
 @dataclass
@@ -85,10 +91,8 @@ class EmbeddedPostgres:
         server = self._launch(get_server)
         self.started_here = not running_before
         admin = server.get_uri("postgres")
-        if self._configure(admin) and self.started_here:  # settings that need a restart, and it is ours
-            self.stop()
-            server = self._launch(get_server)
-            self.started_here = True
+        if self._configure(admin) and self.started_here and self._sole_user(server):
+            server = self._restart(get_server)
         self._ensure_database(admin)
         self.conninfo = server.get_uri(DATABASE_NAME)
         _log.info("embedded PostgreSQL ready at %s (started here: %s)", self.pgdata, self.started_here)
@@ -105,6 +109,28 @@ class EmbeddedPostgres:
             raise StoreUnavailable(
                 f"could not start the embedded PostgreSQL in {self.pgdata}: {exc}. Server log:\n{tail}"
             ) from exc
+
+    def _sole_user(self, server: Any) -> bool:
+        """Whether this process is the only one using the server (the package's list of handles)."""
+        try:
+            return [int(pid) for pid in server.global_process_id_list.get()] == [os.getpid()]
+        except (AttributeError, OSError, ValueError):
+            return False
+
+    def _restart(self, get_server: Any) -> Any:
+        """Stop and start again to apply ``_configure``'s settings. If the server will not start with them
+        (too little shared memory, say), they are taken out again and it starts as before."""
+        self.stop()
+        try:
+            server = self._launch(get_server)
+        except StoreUnavailable as exc:
+            _log.warning("embedded PostgreSQL did not start with shared_buffers from Engram (%s); reverting", exc)
+            auto = self.pgdata / "postgresql.auto.conf"
+            kept = [line for line in auto.read_text().splitlines() if not line.startswith("shared_buffers")]
+            auto.write_text("\n".join(kept) + "\n")
+            server = self._launch(get_server)
+        self.started_here = True
+        return server
 
     def _configure(self, admin_conninfo: str) -> bool:
         """Apply Engram's server settings (``ALTER SYSTEM``); True if one changed that needs a restart.
