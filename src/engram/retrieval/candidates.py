@@ -127,11 +127,15 @@ def _cosine_params(params: dict[str, Any], vector: Any, model_id: str | None) ->
     return True
 
 
+def _finish(inner: sql.Composed, cosines: bool) -> bytes:
+    """A composed candidate statement, with the cosine columns if asked, as bytes for the caches."""
+    return (sql.SQL(_WITH_COSINES).format(inner=inner) if cosines else inner).as_bytes()
+
+
 @functools.lru_cache(maxsize=256)
 def _candidate_sql(template: LiteralString, shape: tuple[str, ...], cosines: bool) -> bytes:
     """A candidate statement for a filter shape, composed once: composing costs more than a small query."""
-    inner = sql.SQL(template).format(filter=filter_clause(shape), columns=sql.SQL(FUSION_COLUMNS))
-    return (sql.SQL(_WITH_COSINES).format(inner=inner) if cosines else inner).as_bytes()
+    return _finish(sql.SQL(template).format(filter=filter_clause(shape), columns=sql.SQL(FUSION_COLUMNS)), cosines)
 
 
 def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
@@ -179,21 +183,6 @@ SELECT s.id, s.score, {columns}
 """
 LEXICAL_WINDOW = 4  # the window is this many times the candidates wanted
 
-# The query's lexemes and which of them are read (``query_terms`` and ``keep_lexemes``, in SQL): prefixed
-# to LEXICAL when no identifier needs the document frequencies, so the lexical side is one statement.
-_KEPT_TERMS: LiteralString = """
-terms AS MATERIALIZED (
-    SELECT l.lexeme,
-           (SELECT count(*) FROM (SELECT 1 FROM search_postings p
-                                   WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = l.lexeme LIMIT {cap}) x) AS n
-      FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS l(lexeme)
-), kept AS (
-    SELECT lexeme
-      FROM (SELECT lexeme, sum(n) OVER w AS used, row_number() OVER w AS k FROM terms
-             WINDOW w AS (ORDER BY n, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)) t
-     WHERE used <= {budget} OR k = 1
-),"""
-
 # The query's lexemes (the tenant's text search configuration) with their document frequencies in the
 # tenant, counted up to ``cap``: a lexeme with more postings than the budget is too common to read anyway.
 QUERY_TERMS: LiteralString = """
@@ -202,6 +191,19 @@ SELECT l.lexeme,
                                WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = l.lexeme LIMIT {cap}) x) AS n
   FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS l(lexeme)
 """
+
+# Those terms and which of them are read (``keep_lexemes``, in SQL): prefixed to LEXICAL when no identifier
+# needs the document frequencies, so the lexical side is one statement.
+_KEPT_TERMS: LiteralString = (
+    "terms AS MATERIALIZED ("
+    + QUERY_TERMS
+    + """), kept AS (
+    SELECT lexeme
+      FROM (SELECT lexeme, sum(n) OVER w AS used, row_number() OVER w AS k FROM terms
+             WINDOW w AS (ORDER BY n, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)) t
+     WHERE used <= {budget} OR k = 1
+),"""
+)
 
 
 async def query_terms(conn: Conn, tenant_id: str, fts: str, query: str, cap: int) -> dict[str, int]:
@@ -304,7 +306,7 @@ def _lexical_sql(shape: tuple[str, ...], cosines: bool, budget: int | None) -> b
     inner = sql.SQL(LEXICAL).format(
         terms=terms, lexemes=lexemes, filter=filter_clause(shape), columns=sql.SQL(FUSION_COLUMNS)
     )
-    return (sql.SQL(_WITH_COSINES).format(inner=inner) if cosines else inner).as_bytes()
+    return _finish(inner, cosines)
 
 
 # --- dense: pgvector HNSW per model, iterative scans keep filtered recall ---------------------------------
@@ -320,25 +322,37 @@ def dense_statement(model_id: str, dims: int, column: str, f: Filter, *, limit: 
     return _dense_sql(model_id, dims, column, f.params["tenant_id"], f.shape, limit, own_index)
 
 
+# What both dense statements select, and from where.
+_DENSE_FROM: LiteralString = (
+    "SELECT e.memory_id AS id, {score} AS score, {cos_self} AS cos_self, {cos_context} AS cos_context, {columns}"
+    " FROM memory_embeddings e JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.memory_id"
+)
+
+
+def _dense_parts(column: str, dims: int) -> dict[str, sql.Composable]:
+    cosine = "(1 - (e.{}::vector({}) <=> %(qv)s::vector({})))::float8"
+    return {
+        "score": sql.SQL(cosine).format(sql.Identifier(column), dims, dims),
+        "cos_self": sql.SQL(cosine).format(sql.Identifier("embedding"), dims, dims),
+        "cos_context": sql.SQL(cosine).format(sql.Identifier("context_embedding"), dims, dims),
+        "columns": sql.SQL(FUSION_COLUMNS),
+        "col": sql.Identifier(column),
+        "dims": sql.Literal(dims),
+    }
+
+
 @functools.lru_cache(maxsize=4096)
 def _dense_sql(
     model_id: str, dims: int, column: str, tenant_id: str, shape: tuple[str, ...], limit: int, own_index: bool
 ) -> bytes:
     kind = "halfvec" if own_index else "vector"
-    cosine = "(1 - (e.{}::vector({}) <=> %(qv)s::vector({})))::float8"
     return sql.SQL(
-        "SELECT e.memory_id AS id, {score} AS score, {cos_self} AS cos_self, {cos_context} AS cos_context, {columns}"
-        " FROM memory_embeddings e JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.memory_id"
-        " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND {filter}"
+        _DENSE_FROM + " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND {filter}"
         " ORDER BY e.{col}::{kind}({dims}) {order} %(qv)s::{kind}({dims}) LIMIT {limit}"
     ).format(
-        score=sql.SQL(cosine).format(sql.Identifier(column), dims, dims),
-        cos_self=sql.SQL(cosine).format(sql.Identifier("embedding"), dims, dims),
-        cos_context=sql.SQL(cosine).format(sql.Identifier("context_embedding"), dims, dims),
-        columns=sql.SQL(FUSION_COLUMNS),
-        col=sql.Identifier(column), kind=sql.SQL(kind), order=sql.SQL("<#>" if own_index else "<=>"),
-        dims=sql.Literal(dims), model=sql.Literal(model_id), filter=filter_clause(shape),
-        tenant=sql.Literal(tenant_id), limit=sql.Literal(limit),
+        **_dense_parts(column, dims), kind=sql.SQL(kind), order=sql.SQL("<#>" if own_index else "<=>"),
+        model=sql.Literal(model_id), filter=filter_clause(shape), tenant=sql.Literal(tenant_id),
+        limit=sql.Literal(limit),
     ).as_bytes()  # fmt: skip
 
 
@@ -348,18 +362,12 @@ def _dense_sql(
 # Ordered by the score, which no index can serve: a small tenant is read through its own rows, never the graph.
 @functools.lru_cache(maxsize=64)
 def _exact_sql(model_id: str, dims: int, column: str, shape: tuple[str, ...], limit: int) -> bytes:
-    cosine = "(1 - (e.{}::vector({}) <=> %(qv)s::vector({})))::float8"
     return sql.SQL(
-        "SELECT e.memory_id AS id, {score} AS score, {cos_self} AS cos_self, {cos_context} AS cos_context, {columns}"
-        " FROM memory_embeddings e JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.memory_id"
-        " WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{col} IS NOT NULL AND {filter}"
-        " ORDER BY score DESC, id LIMIT {limit}"
+        _DENSE_FROM + " WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{col} IS NOT NULL"
+        " AND {filter} ORDER BY score DESC, id LIMIT {limit}"
     ).format(
-        score=sql.SQL(cosine).format(sql.Identifier(column), dims, dims),
-        cos_self=sql.SQL(cosine).format(sql.Identifier("embedding"), dims, dims),
-        cos_context=sql.SQL(cosine).format(sql.Identifier("context_embedding"), dims, dims),
-        columns=sql.SQL(FUSION_COLUMNS), col=sql.Identifier(column), model=sql.Literal(model_id),
-        filter=filter_clause(shape), limit=sql.Literal(limit),
+        **_dense_parts(column, dims), model=sql.Literal(model_id), filter=filter_clause(shape),
+        limit=sql.Literal(limit),
     ).as_bytes()  # fmt: skip
 
 

@@ -8,6 +8,7 @@ import logging
 import time
 import uuid
 from collections import Counter, OrderedDict
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -104,9 +105,7 @@ class Retriever:
             return corpus
         if cached[0] <= time.monotonic() and tenant_id not in self._refreshing:
             self._refreshing.add(tenant_id)
-            task = asyncio.create_task(self._refresh_corpus(tenant_id))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._spawn(self._refresh_corpus(tenant_id))
         return cached[1]
 
     async def read_corpus(self, conn: Conn, tenant_id: str) -> Corpus:
@@ -122,7 +121,11 @@ class Retriever:
         if self._analyzing:  # once per process: without owner rights it can only warn, each time
             return
         self._analyzing = True
-        task = asyncio.create_task(self._analyze())
+        self._spawn(self._analyze())
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run in the background, held until done (``drain`` waits for what is still running)."""
+        task = asyncio.create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

@@ -16,11 +16,14 @@ import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg import sql
 
 from engram.errors import StoreUnavailable
+
+if TYPE_CHECKING:
+    import psycopg
 
 _log = logging.getLogger(__name__)
 
@@ -90,10 +93,13 @@ class EmbeddedPostgres:
         running_before = before is not None and before.is_running()
         server = self._launch(get_server)
         self.started_here = not running_before
-        admin = server.get_uri("postgres")
-        if self._configure(admin) and self.started_here and self._sole_user(server):
+        import psycopg
+
+        with psycopg.connect(server.get_uri("postgres"), autocommit=True) as admin:
+            self._ensure_database(admin)
+            restart = self._configure(admin)
+        if restart and self.started_here and self._sole_user(server):
             server = self._restart(get_server)
-        self._ensure_database(admin)
         self.conninfo = server.get_uri(DATABASE_NAME)
         _log.info("embedded PostgreSQL ready at %s (started here: %s)", self.pgdata, self.started_here)
         return self.conninfo
@@ -132,35 +138,31 @@ class EmbeddedPostgres:
         self.started_here = True
         return server
 
-    def _configure(self, admin_conninfo: str) -> bool:
+    def _configure(self, admin: psycopg.Connection[Any]) -> bool:
         """Apply Engram's server settings (``ALTER SYSTEM``); True if one changed that needs a restart.
 
         The initdb default of 128 MB of shared buffers is far too small for a memory store: with 100,000
         memories (a 1.4 GB database) a fifth of all block reads went through the kernel (an I/O worker
         round trip each), and recall p95 dropped from 14.5 to 11.5 ms with 1 GB."""
-        import psycopg
-
         want = shared_buffers_kb(self.shared_buffers)
-        with psycopg.connect(admin_conninfo, autocommit=True) as conn:
-            row = conn.execute(
-                "SELECT setting::bigint * current_setting('block_size')::bigint / 1024 FROM pg_settings"
-                " WHERE name = 'shared_buffers'"
-            ).fetchone()
-            if row is not None and int(row[0]) == want:
-                return False
-            conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(sql.Literal(f"{want}kB")))
+        row = admin.execute(
+            "SELECT setting::bigint * current_setting('block_size')::bigint / 1024 FROM pg_settings"
+            " WHERE name = 'shared_buffers'"
+        ).fetchone()
+        if row is not None and int(row[0]) == want:
+            return False
+        admin.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(sql.Literal(f"{want}kB")))
         _log.info("embedded PostgreSQL: shared_buffers set to %d MB (applies at the next start)", want // 1024)
         return True
 
-    def _ensure_database(self, admin_conninfo: str) -> None:
+    def _ensure_database(self, admin: psycopg.Connection[Any]) -> None:
         import psycopg
 
-        with psycopg.connect(admin_conninfo, autocommit=True) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
-            if not exists:
-                # Another process may create it first.
-                with contextlib.suppress(psycopg.errors.DuplicateDatabase):
-                    conn.execute(f"CREATE DATABASE {DATABASE_NAME}")
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+        if not exists:
+            # Another process may create it first.
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                admin.execute(f"CREATE DATABASE {DATABASE_NAME}")
 
     def admin_conninfo(self, database: str = "postgres") -> str:
         return self.conninfo.replace(f"/{DATABASE_NAME}?", f"/{database}?")
