@@ -202,7 +202,8 @@ class Retriever:
         f = cq.build_filter(tenant_id, req)
         receipt_id = new_id()
         model = self.gateway.model_id if self.gateway else None
-        async with self.db.tenant(tenant_id, recall_settings(cfg)) as conn:
+        # Pipelined: BEGIN and the settings travel with the first query, the receipt with the COMMIT.
+        async with self.db.tenant(tenant_id, recall_settings(cfg), pipeline=True) as conn:
             corpus = await self._corpus(conn, tenant_id)
             analysis = analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
             # The dense side (embed the query, read its candidates) runs beside the lexical side.
