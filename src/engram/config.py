@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     embedding_runtime: Literal["onnx", "torch"] = "onnx"
     embedding_concurrency: int = Field(default=2, ge=1, le=64)
 
+    recall_receipts: Literal["behind", "inline"] = Field(
+        default="behind",
+        description="behind: a recall's receipt is written just after it answers (this process reads it back at "
+        "once); inline: inside the recall, before it answers.",
+    )
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=10, ge=1)
     enrichment_interval: float = Field(default=1.0, gt=0, description="Seconds between enrichment polls.")

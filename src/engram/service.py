@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
@@ -62,9 +63,10 @@ class Engram:
         *,
         tenant: str | None = None,
         embedded: EmbeddedPostgres | None = None,
+        inline_receipts: bool = False,
     ) -> None:
         self.db = db
-        self.retriever = Retriever(db, gateway)
+        self.retriever = Retriever(db, gateway, inline_receipts=inline_receipts)
         self.gateway = gateway
         self.default_tenant = tenant
         self.embedded = embedded
@@ -88,9 +90,10 @@ class Engram:
         (or pass ``run_migrations=True``). ``embedding=False`` skips the embedder (for read-only tools).
         """
         settings = settings or Settings()
+        inline = settings.recall_receipts == "inline"
         db, embedded = await connect_store(settings, run_migrations=run_migrations)
         if not embedding:
-            return cls(db, None, tenant=tenant, embedded=embedded)
+            return cls(db, None, tenant=tenant, embedded=embedded, inline_receipts=inline)
         try:
             if embedder is None:
                 from engram.providers.factory import build_embedder
@@ -112,7 +115,7 @@ class Engram:
             if embedded is not None:
                 embedded.stop()
             raise
-        return cls(db, gateway, tenant=tenant, embedded=embedded)
+        return cls(db, gateway, tenant=tenant, embedded=embedded, inline_receipts=inline)
 
     async def close(self) -> None:
         await self.retriever.drain()
@@ -477,17 +480,25 @@ class Engram:
     async def receipt(self, receipt_id: uuid.UUID | str, *, tenant: str | None = None) -> Receipt:
         tenant_id = self._tenant(tenant)
         rid = parse_uuid(receipt_id, field="receipt_id", what="receipt id")
-        async with self.db.tenant(tenant_id) as conn:
-            found = await receipts.get(conn, tenant_id, rid)
+        await self.retriever.receipts.settle()  # this process's recalls: written before they are read
+        found = await self._read_receipt(tenant_id, rid)
+        while found is None and _just_issued(rid):  # another process's recall: its receipt is on its way
+            await asyncio.sleep(0.05)
+            found = await self._read_receipt(tenant_id, rid)
         if found is None:
             raise NotFoundError(f"receipt {rid} does not exist in this tenant", field="receipt_id")
         return found
+
+    async def _read_receipt(self, tenant_id: str, rid: uuid.UUID) -> Receipt | None:
+        async with self.db.tenant(tenant_id) as conn:
+            return await receipts.get(conn, tenant_id, rid)
 
     async def receipts_for(
         self, memory_id: uuid.UUID | str, *, tenant: str | None = None, limit: int = 50
     ) -> builtins.list[Receipt]:
         """The recalls that put this memory into a packet, newest first ("why was this used")."""
         tenant_id = self._tenant(tenant)
+        await self.retriever.receipts.settle()
         async with self.db.tenant(tenant_id) as conn:
             return await receipts.for_memory(conn, tenant_id, _uuid(memory_id), limit)
 
@@ -581,6 +592,14 @@ async def _require_current_schema(conn: Any) -> None:
             f"the database schema is behind this version of Engram ({len(pending)} migration(s) pending, "
             f"first {pending[0].version:04d}_{pending[0].name}); run `engram migrate`"
         )
+
+
+RECEIPT_WAIT = 2.0  # seconds a just-issued receipt id may take to arrive from the process that issued it
+
+
+def _just_issued(rid: uuid.UUID) -> bool:
+    """A UUIDv7 issued less than RECEIPT_WAIT seconds ago (its first 48 bits are its Unix time in ms)."""
+    return rid.version == 7 and abs(time.time() - (rid.int >> 80) / 1000) < RECEIPT_WAIT
 
 
 def _uuid(value: uuid.UUID | str) -> uuid.UUID:

@@ -384,6 +384,7 @@ async def test_small_tenants_dense_statement_is_exact_and_agrees_with_the_planne
 async def test_receipts_store_candidates_column_wise_and_read_back_row_wise(engram: Engram) -> None:
     await engram.remember_many([{"content": f"Warehouse {n} ships pallets on Mondays"} for n in range(4)])
     result = await engram.recall("warehouse pallets", preset="lexical")
+    await engram.retriever.receipts.settle()
     async with engram.db.tenant("acme") as conn:
         row = await (await conn.execute("SELECT * FROM recall_receipts WHERE id = %s", [result.receipt_id])).fetchone()
     assert row is not None

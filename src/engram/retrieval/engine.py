@@ -25,6 +25,7 @@ from engram.retrieval import receipts as rc
 from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
 from engram.retrieval.query import QueryAnalysis, analyse
+from engram.retrieval.receipt_writer import ReceiptWriter
 from engram.store.database import Conn, Database
 from engram.store.embeddings import TENANT_INDEX_THRESHOLD, tenant_index_name
 
@@ -65,8 +66,11 @@ class Corpus:
 class Retriever:
     """Holds the small caches recall needs (query vectors, per-tenant corpus statistics)."""
 
-    def __init__(self, db: Database, gateway: EmbeddingGateway | None, *, query_cache: int = 2048) -> None:
+    def __init__(
+        self, db: Database, gateway: EmbeddingGateway | None, *, query_cache: int = 2048, inline_receipts: bool = False
+    ) -> None:
         self.db = db
+        self.receipts = ReceiptWriter(db, inline=inline_receipts)
         self.gateway = gateway
         self._vectors: OrderedDict[str, Vector] = OrderedDict()
         self._query_cache = query_cache
@@ -198,6 +202,7 @@ class Retriever:
         query_vector: Vector | None = None,
     ) -> RecallResult:
         started = time.perf_counter()
+        now = datetime.now(UTC)
         cfg = config or preset(req.preset)
         f = cq.build_filter(tenant_id, req)
         receipt_id = new_id()
@@ -251,7 +256,7 @@ class Retriever:
             fuse(cands, effective, named_speakers=analysis.named_speakers)
             if cfg.expand_relations and cands:
                 cands += await self._expand(conn, f, tenant_id, cands, qv, model, cfg, req.max_items)
-            at = req.as_of or datetime.now(UTC)
+            at = req.as_of or now
             utility(cands, cfg, at)
             ranked = rank([c for c in cands if c.relevant])
             if cfg.mmr and ranked and qv is not None:
@@ -265,20 +270,21 @@ class Retriever:
             )
             abstain = not ranked
             latency_ms = (time.perf_counter() - started) * 1000.0
-            await rc.insert(
-                conn,
-                tenant_id,
-                receipt_id,
+            row = rc.ReceiptRow(
+                tenant_id=tenant_id,
+                id=receipt_id,
+                created_at=now,
                 actor=actor,
                 query=req.query,
                 request=_request_record(req, cfg, analysis, n_docs),
-                retrievers={name: hits[: cfg.receipt_candidates] for name, hits in lists.items()},
+                retrievers=rc.columns({name: hits[: cfg.receipt_candidates] for name, hits in lists.items()}),
                 selected=[_selected(i, rank_) for rank_, i in enumerate(placed, start=1)],
                 packet_tokens=tokens,
                 latency_ms=latency_ms,
                 degraded=degraded_reason is not None,
                 abstained=abstain,
             )
+            await self.receipts.store(conn, row)
         self._touch(tenant_id, [i.id for i in placed])
         return RecallResult(
             items=placed,
@@ -396,7 +402,8 @@ class Retriever:
             _log.warning("could not record the use of %d memories: %s", len(rows), exc)
 
     async def drain(self) -> None:
-        """Write pending usage updates now and finish statistics refreshes (on shutdown, and in tests)."""
+        """Write pending usage updates and receipts now and finish statistics refreshes (on shutdown, and in
+        tests)."""
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         if self._flusher is not None and not self._flusher.done():
@@ -404,6 +411,7 @@ class Retriever:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._flusher
         await self._flush()
+        await self.receipts.close()
 
 
 def _rows(lists: dict[str, list[cq.Hit]]) -> dict[uuid.UUID, dict[str, Any]]:

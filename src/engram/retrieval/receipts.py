@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, LiteralString
 
 from psycopg.types.json import Jsonb
@@ -12,9 +14,9 @@ from engram.model.recall import Receipt
 from engram.store.database import Conn
 
 INSERT: LiteralString = """
-INSERT INTO recall_receipts (tenant_id, id, actor, query, request, retrievers, selected, packet_tokens,
+INSERT INTO recall_receipts (tenant_id, id, created_at, actor, query, request, retrievers, selected, packet_tokens,
                              latency_ms, degraded, abstained)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 """
 SELECT: LiteralString = """
 SELECT id, created_at, actor, query, request, retrievers, selected, packet_tokens, latency_ms, degraded, abstained
@@ -27,36 +29,46 @@ SELECT id, created_at, actor, query, request, retrievers, selected, packet_token
 TOUCH: LiteralString = "SELECT engram_touch_memories(%s, %s, %s)"
 
 
-async def insert(
-    conn: Conn,
-    tenant_id: str,
-    receipt_id: uuid.UUID,
-    *,
-    actor: str,
-    query: str,
-    request: dict[str, Any],
-    retrievers: Mapping[str, Sequence[Any]],
-    selected: list[dict[str, Any]],
-    packet_tokens: int,
-    latency_ms: float,
-    degraded: bool,
-    abstained: bool,
-) -> None:
-    """Store a receipt. ``retrievers`` maps each retriever to its candidates in rank order (objects with
-    ``id`` and ``score``, such as ``candidates.Hit``). They are stored column-wise, ``{"ids": [...],
-    "scores": [...]}`` per retriever (a few hundred small objects cost more to build and encode than the
-    rest of the recall's bookkeeping), and read back as ``[{"id", "rank", "score"}, ...]``."""
-    columns = {
+@dataclass(frozen=True)
+class ReceiptRow:
+    """A receipt as it is stored (``insert``), built by the recall that answered."""
+
+    tenant_id: str
+    id: uuid.UUID
+    created_at: datetime
+    actor: str
+    query: str
+    request: dict[str, Any]
+    retrievers: dict[str, dict[str, list[Any]]]
+    selected: list[dict[str, Any]]
+    packet_tokens: int
+    latency_ms: float
+    degraded: bool
+    abstained: bool
+
+    def values(self) -> list[Any]:
+        return [
+            self.tenant_id, self.id, self.created_at, self.actor, self.query, Jsonb(self.request),
+            Jsonb(self.retrievers), Jsonb(self.selected), self.packet_tokens, self.latency_ms, self.degraded,
+            self.abstained,
+        ]  # fmt: skip
+
+
+def columns(retrievers: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, list[Any]]]:
+    """Each retriever's candidates in rank order (objects with ``id`` and ``score``, such as
+    ``candidates.Hit``), column-wise: ``{"ids": [...], "scores": [...]}`` per retriever (a few hundred small
+    objects cost more to build and encode than the rest of the recall's bookkeeping); read back as
+    ``[{"id", "rank", "score"}, ...]``."""
+    return {
         name: {"ids": [str(h.id) for h in hits], "scores": [round(h.score, 6) for h in hits]}
         for name, hits in retrievers.items()
     }
-    await conn.execute(
-        INSERT,
-        [
-            tenant_id, receipt_id, actor, query, Jsonb(request), Jsonb(columns), Jsonb(selected),
-            packet_tokens, latency_ms, degraded, abstained,
-        ],
-    )  # fmt: skip
+
+
+async def insert(conn: Conn, rows: Sequence[ReceiptRow]) -> None:
+    """Store receipts of the tenant the transaction is scoped to."""
+    async with conn.cursor() as cur:
+        await cur.executemany(INSERT, [r.values() for r in rows])
 
 
 def _receipt(row: dict[str, Any]) -> Receipt:

@@ -48,9 +48,10 @@ class Database:
             connection_class=AsyncConnection[DictRow],
         )
 
-    async def open(self) -> None:
+    async def open(self, *, wait: bool = True) -> None:
+        """Open the pool; with ``wait`` (the default), fail now if PostgreSQL cannot be reached."""
         try:
-            await self._pool.open(wait=True, timeout=self._pool.timeout)
+            await self._pool.open(wait=wait, timeout=self._pool.timeout)
         except Exception as exc:
             raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.conninfo)}): {exc}") from exc
 
@@ -93,6 +94,20 @@ class Database:
                 yield conn
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+
+    @asynccontextmanager
+    async def tenants(self) -> AsyncIterator[Conn]:
+        """One pipelined transaction writing rows of several tenants: call ``use_tenant`` before each tenant's
+        statements (row-level security checks every row against the tenant set then)."""
+        try:
+            async with self._pool.connection() as conn, conn.pipeline(), conn.transaction():
+                yield conn
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+
+    @staticmethod
+    async def use_tenant(conn: Conn, tenant_id: str) -> None:
+        await conn.execute(_SET_CONFIG, [[TENANT_SETTING], [tenant_id]])
 
     @asynccontextmanager
     async def owner(self) -> AsyncIterator[AsyncConnection[DictRow]]:

@@ -1,0 +1,121 @@
+"""Receipts written behind the answer (``retrieval.receipt_writer``): read back at once by this process,
+waited for when issued by another, kept while the database is away, one refused receipt never costing the
+others theirs, and everything queued written on close."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from engram import Engram, NotFoundError
+from engram.errors import StoreUnavailable
+from engram.model import new_id
+from engram.retrieval.receipt_writer import ReceiptWriter
+from engram.retrieval.receipts import ReceiptRow
+from engram.store.database import Database
+from tests.conftest import settings_for
+
+
+def row(tenant: str = "acme", query: str = "where is the warehouse") -> ReceiptRow:
+    return ReceiptRow(
+        tenant_id=tenant, id=new_id(), created_at=datetime.now(UTC), actor="test", query=query, request={},
+        retrievers={"lexical": {"ids": [], "scores": []}}, selected=[], packet_tokens=0, latency_ms=1.0,
+        degraded=False, abstained=True,
+    )  # fmt: skip
+
+
+async def stored(engram: Engram, tenant: str, rid: uuid.UUID) -> bool:
+    async with engram.db.tenant(tenant) as conn:
+        return await (await conn.execute("SELECT 1 FROM recall_receipts WHERE id = %s", [rid])).fetchone() is not None
+
+
+async def test_a_recall_answers_before_its_receipt_is_written_and_reads_it_back_at_once(engram: Engram) -> None:
+    await engram.remember("The warehouse ships pallets on Mondays")
+    engram.retriever.receipts.linger = 5.0  # long enough to look before the write
+    result = await engram.recall("warehouse pallets")
+    assert not await stored(engram, "acme", result.receipt_id)
+    assert engram.retriever.receipts.queued == 1
+    receipt = await engram.receipt(result.receipt_id)  # settles this process's receipts first
+    assert [s["id"] for s in receipt.selected] == [str(i.id) for i in result.items]
+    assert engram.retriever.receipts.queued == 0
+    assert [r.id for r in await engram.receipts_for(result.items[0].id)] == [result.receipt_id]
+
+
+async def test_inline_receipts_are_written_inside_the_recall(database_url: str) -> None:
+    settings = settings_for(database_url, embedder="hashing", recall_receipts="inline")
+    async with await Engram.open(settings, tenant="acme") as engram:
+        result = await engram.recall("anything at all")
+        assert await stored(engram, "acme", result.receipt_id)
+        assert engram.retriever.receipts.queued == 0
+
+
+async def test_receipts_of_several_tenants_share_one_write(engram: Engram) -> None:
+    writer = ReceiptWriter(engram.db, linger=5.0)
+    rows = [row("acme"), row("globex"), row("acme")]
+    for r in rows:
+        await writer.store(None, r)  # type: ignore[arg-type]  # behind: the recall's connection is not used
+    assert writer.queued == 3
+    await writer.settle()
+    assert writer.queued == 0
+    assert [await stored(engram, r.tenant_id, r.id) for r in rows] == [True, True, True]
+    assert not await stored(engram, "globex", rows[0].id)  # each under its own tenant
+
+
+async def test_a_refused_receipt_is_dropped_alone(engram: Engram) -> None:
+    writer = ReceiptWriter(engram.db, linger=5.0)
+    good, bad = row(), row(query="nul \x00 byte")
+    for r in (good, bad):
+        await writer.store(None, r)  # type: ignore[arg-type]
+    await writer.settle()
+    assert writer.dropped == 1 and writer.queued == 0
+    assert await stored(engram, "acme", good.id) and not await stored(engram, "acme", bad.id)
+
+
+async def test_receipts_wait_while_the_database_is_away(engram: Engram) -> None:
+    away = Database("host=127.0.0.1 port=1 dbname=nothing connect_timeout=1", min_size=0, timeout=0.5)
+    await away.open(wait=False)
+    try:
+        writer = ReceiptWriter(away, linger=0.0)
+        kept = row()
+        await writer.store(None, kept)  # type: ignore[arg-type]
+        with pytest.raises(StoreUnavailable):
+            await writer.settle()
+        assert writer.queued == 1 and writer.dropped == 0
+        writer.db = engram.db  # the database is back
+        await writer.settle()
+        assert writer.queued == 0 and await stored(engram, "acme", kept.id)
+    finally:
+        await away.close()
+
+
+async def test_a_full_queue_makes_the_recall_wait(engram: Engram) -> None:
+    writer = ReceiptWriter(engram.db, linger=5.0, backlog=2)
+    first, second = row(), row()
+    await writer.store(None, first)  # type: ignore[arg-type]
+    assert writer.queued == 1
+    await writer.store(None, second)  # type: ignore[arg-type]  # the queue is full: written before returning
+    assert writer.queued == 0 and await stored(engram, "acme", first.id) and await stored(engram, "acme", second.id)
+
+
+async def test_close_writes_what_is_queued(engram: Engram) -> None:
+    writer = ReceiptWriter(engram.db, linger=5.0)
+    queued = row()
+    await writer.store(None, queued)  # type: ignore[arg-type]
+    await writer.close()
+    assert await stored(engram, "acme", queued.id)
+
+
+async def test_a_receipt_from_another_process_is_waited_for(engram: Engram) -> None:
+    other = ReceiptWriter(engram.db, linger=0.3)  # another process's writer, slower than this one
+    theirs = row()
+    await other.store(None, theirs)  # type: ignore[arg-type]
+    receipt = await engram.receipt(theirs.id)
+    assert receipt.id == theirs.id
+    never = uuid.UUID(int=(1_000_000_000_000 << 80) | (7 << 76) | (2 << 62))  # a UUIDv7 from 2001
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(NotFoundError):
+        await engram.receipt(never)
+    assert asyncio.get_running_loop().time() - started < 1.0  # an old id is not waited for
