@@ -418,6 +418,31 @@ async def test_lexical_statement_chooses_its_terms_as_query_terms_would(engram: 
             )
             assert [(h.id, round(h.score, 9)) for h in found] == [(h.id, round(h.score, 9)) for h in given], query
             assert (len(found) > 0) == (query != "nothing here")
+            # Without the rarest lexeme over the budget, only "common" (150 postings, budget 100) loses it.
+            given = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, rarest=False)
+            found = await cq.lexical(
+                conn, f, None, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=query, fts=corpus.fts_config,
+                rarest=False,
+            )  # fmt: skip
+            assert [(h.id, round(h.score, 9)) for h in found] == [(h.id, round(h.score, 9)) for h in given], query
+            assert (len(found) > 0) == (query not in ("nothing here", "common"))
+
+
+async def test_near_stop_words_are_left_to_the_dense_retrievers_unless_lexical_is_alone(engram: Engram) -> None:
+    await engram.remember_many([{"content": f"Invoice {n} reconciled by finance"} for n in range(120)])
+    cfg = preset("hybrid", lexical_postings_budget=100)  # "invoice", "reconcil", "financ": 120 memories each
+    hybrid = await engram.recall("reconciled invoice", config=cfg)
+    receipt = await engram.receipt(hybrid.receipt_id)
+    assert receipt.retrievers["lexical"] == [] and len(receipt.retrievers["dense"]) == 50 and hybrid.items
+    alone = await engram.recall("reconciled invoice", config=preset("lexical", lexical_postings_budget=100))
+    assert len((await engram.receipt(alone.receipt_id)).retrievers["lexical"]) == 50
+    flaky = Flaky()
+    flaky.mode = "fail"
+    engram.gateway = EmbeddingGateway(flaky)
+    engram.retriever.clear_query_cache()
+    degraded = await engram.recall("reconciled invoice", config=cfg)  # the dense side failed: lexical reads
+    assert degraded.degraded and degraded.items
+    assert len((await engram.receipt(degraded.receipt_id)).retrievers["lexical"]) == 50
 
 
 async def test_a_new_databases_recall_tables_are_analyzed_once_they_hold_memories(engram: Engram) -> None:

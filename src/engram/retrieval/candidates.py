@@ -201,7 +201,7 @@ _KEPT_TERMS: LiteralString = (
     SELECT lexeme
       FROM (SELECT lexeme, sum(n) OVER w AS used, row_number() OVER w AS k FROM terms
              WINDOW w AS (ORDER BY n, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)) t
-     WHERE used <= {budget} OR k = 1
+     WHERE used <= {budget} OR (k = 1 AND {rarest})
 ),"""
 )
 
@@ -218,17 +218,20 @@ def _query_terms_sql(cap: int) -> bytes:
     return sql.SQL(QUERY_TERMS).format(cap=sql.Literal(cap)).as_bytes()  # a literal: see dense_statement
 
 
-def keep_lexemes(dfs: dict[str, int], budget: int) -> dict[str, int]:
-    """The rarest lexemes whose postings fit the budget (always at least the rarest one).
+def keep_lexemes(dfs: dict[str, int], budget: int, *, rarest: bool = True) -> dict[str, int]:
+    """The rarest lexemes whose postings fit the budget; with ``rarest``, at least the rarest one even if it
+    does not fit.
 
     ``dfs`` may be capped (``query_terms``): it only decides what to read; the query counts the exact
     document frequencies of what it reads. A lexeme left out is so common in this tenant that its idf is
     small: it acts as a stop word here. Small corpora keep every lexeme (exact BM25F); large ones stay fast.
+    Without ``rarest`` a query made only of such lexemes keeps none (recall does so when dense retrievers
+    answer beside it: reading thousands of postings of a near stop word cost a large tenant 5-14 ms).
     """
     kept: dict[str, int] = {}
     used = 0
     for lexeme, n in sorted(dfs.items(), key=lambda kv: (kv[1], kv[0])):
-        if kept and used + n > budget:
+        if (kept or not rarest) and used + n > budget:
             break
         kept[lexeme] = n
         used += n
@@ -268,9 +271,11 @@ async def lexical(
     fts: str = "english",
     vector: Any = None,
     model_id: str | None = None,
+    rarest: bool = True,
 ) -> list[Hit]:
     """BM25F candidates; with ``vector``, their rows carry the query's cosines too. ``dfs`` are the query's
-    lexemes (``query_terms``); without them the statement finds and chooses them itself from ``query``."""
+    lexemes (``query_terms``); without them the statement finds and chooses them itself from ``query``.
+    ``rarest``: read the rarest lexeme even when it is over the postings budget (``keep_lexemes``)."""
     params: dict[str, Any] = {
         **f.params,
         "n_docs": n_docs,
@@ -283,25 +288,27 @@ async def lexical(
     if dfs is None:
         params.update(query=query, fts=fts)
     else:
-        kept = keep_lexemes(dfs, cfg.lexical_postings_budget)
+        kept = keep_lexemes(dfs, cfg.lexical_postings_budget, rarest=rarest)
         if not kept:
             return []
         params["lexemes"] = list(kept)
     budget = cfg.lexical_postings_budget if dfs is None else None
-    stmt = _lexical_sql(f.shape, _cosine_params(params, vector, model_id), budget)
+    stmt = _lexical_sql(f.shape, _cosine_params(params, vector, model_id), budget, rarest)
     hits = _hits(await (await conn.execute(stmt, params)).fetchall())
     hits.sort(key=lambda h: (-h.score, h.id))  # the cosine join may reorder them
     return hits
 
 
 @functools.lru_cache(maxsize=256)
-def _lexical_sql(shape: tuple[str, ...], cosines: bool, budget: int | None) -> bytes:
+def _lexical_sql(shape: tuple[str, ...], cosines: bool, budget: int | None, rarest: bool = True) -> bytes:
     """LEXICAL for a filter shape; with ``budget``, choosing its lexemes itself (``_KEPT_TERMS``)."""
     terms: sql.Composable
     if budget is None:
         terms, lexemes = sql.SQL(""), sql.SQL("%(lexemes)s::text[]")
     else:
-        terms = sql.SQL(_KEPT_TERMS).format(cap=sql.Literal(budget + 1), budget=sql.Literal(budget))
+        terms = sql.SQL(_KEPT_TERMS).format(
+            cap=sql.Literal(budget + 1), budget=sql.Literal(budget), rarest=sql.Literal(rarest)
+        )
         lexemes = sql.SQL("ARRAY(SELECT lexeme FROM kept)")
     inner = sql.SQL(LEXICAL).format(
         terms=terms, lexemes=lexemes, filter=filter_clause(shape), columns=sql.SQL(FUSION_COLUMNS)

@@ -234,11 +234,14 @@ class Retriever:
                     dfs = await cq.query_terms(
                         conn, tenant_id, corpus.fts_config, req.query, cfg.lexical_postings_budget + 1
                     )
+                # Beside the dense retrievers, a query made only of this tenant's near stop words (each in
+                # more memories than the postings budget) has no lexical candidates; alone, lexical reads the
+                # rarest of them whatever it costs.
+                beside_dense = dense is not None and self.gateway is not None
                 if use_lexical:
-                    lists["lexical"] = await cq.lexical(
-                        conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=req.query,
-                        fts=corpus.fts_config, vector=known, model_id=model,
-                    )  # fmt: skip
+                    lists["lexical"] = await self._lexical(
+                        conn, f, dfs, cfg, corpus, req.query, known, not beside_dense
+                    )
                 if identifiers and dfs is not None:
                     lists["identifier"] = await cq.identifier_hits(
                         conn, f, analysis.identifiers, cfg, dfs, vector=known, model_id=model
@@ -247,6 +250,8 @@ class Retriever:
                 if dense is not None:
                     qv, degraded_reason, found = await dense
                     lists.update(found)
+            if qv is None and beside_dense and not lists.get("lexical"):  # the dense side failed after all
+                lists["lexical"] = await self._lexical(conn, f, dfs, cfg, corpus, req.query, None, True)
             n_docs = corpus.n_docs
             rows = _rows(lists)
             if qv is not None and model is not None:  # read before the query vector was known
@@ -296,6 +301,23 @@ class Retriever:
             abstain=abstain,
             latency_ms=round(latency_ms, 3),
         )
+
+    async def _lexical(
+        self,
+        conn: Conn,
+        f: cq.Filter,
+        dfs: dict[str, int] | None,
+        cfg: RetrievalConfig,
+        corpus: Corpus,
+        query: str,
+        vector: Vector | None,
+        rarest: bool,
+    ) -> list[cq.Hit]:
+        model = self.gateway.model_id if self.gateway else None
+        return await cq.lexical(
+            conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=query, fts=corpus.fts_config,
+            vector=vector, model_id=model, rarest=rarest,
+        )  # fmt: skip
 
     def _known_vector(self, cfg: RetrievalConfig, analysis: QueryAnalysis, given: Vector | None) -> Vector | None:
         """The query vector if it is known without embedding anything (given, or in the cache)."""
