@@ -44,7 +44,7 @@ async def test_a_recall_answers_before_its_receipt_is_written_and_reads_it_back_
     assert [r.id for r in await engram.receipts_for(result.items[0].id)] == [result.receipt_id]
 
 
-async def test_inline_receipts_are_written_inside_the_recall(database_url: str) -> None:
+async def test_inline_receipts_are_written_before_the_recall_answers(database_url: str) -> None:
     settings = settings_for(database_url, embedder="hashing", recall_receipts="inline")
     async with await Engram.open(settings, tenant="acme") as engram:
         result = await engram.recall("anything at all")
@@ -56,7 +56,7 @@ async def test_receipts_of_several_tenants_share_one_write(engram: Engram) -> No
     writer = ReceiptWriter(engram.db, linger=5.0)
     rows = [row("acme"), row("globex"), row("acme")]
     for r in rows:
-        await writer.store(None, r)  # type: ignore[arg-type]  # behind: the recall's connection is not used
+        await writer.store(r)
     assert writer.queued == 3
     await writer.settle()
     assert writer.queued == 0
@@ -68,7 +68,7 @@ async def test_a_refused_receipt_is_dropped_alone(engram: Engram) -> None:
     writer = ReceiptWriter(engram.db, linger=5.0)
     good, bad = row(), row(query="nul \x00 byte")
     for r in (good, bad):
-        await writer.store(None, r)  # type: ignore[arg-type]
+        await writer.store(r)
     await writer.settle()
     assert writer.dropped == 1 and writer.queued == 0
     assert await stored(engram, "acme", good.id) and not await stored(engram, "acme", bad.id)
@@ -80,7 +80,7 @@ async def test_receipts_wait_while_the_database_is_away(engram: Engram) -> None:
     try:
         writer = ReceiptWriter(away, linger=0.0)
         kept = row()
-        await writer.store(None, kept)  # type: ignore[arg-type]
+        await writer.store(kept)
         with pytest.raises(StoreUnavailable):
             await writer.settle()
         assert writer.queued == 1 and writer.dropped == 0
@@ -94,16 +94,16 @@ async def test_receipts_wait_while_the_database_is_away(engram: Engram) -> None:
 async def test_a_full_queue_makes_the_recall_wait(engram: Engram) -> None:
     writer = ReceiptWriter(engram.db, linger=5.0, backlog=2)
     first, second = row(), row()
-    await writer.store(None, first)  # type: ignore[arg-type]
+    await writer.store(first)
     assert writer.queued == 1
-    await writer.store(None, second)  # type: ignore[arg-type]  # the queue is full: written before returning
+    await writer.store(second)  # the queue is full: written before returning
     assert writer.queued == 0 and await stored(engram, "acme", first.id) and await stored(engram, "acme", second.id)
 
 
 async def test_close_writes_what_is_queued(engram: Engram) -> None:
     writer = ReceiptWriter(engram.db, linger=5.0)
     queued = row()
-    await writer.store(None, queued)  # type: ignore[arg-type]
+    await writer.store(queued)
     await writer.close()
     assert await stored(engram, "acme", queued.id)
 
@@ -111,7 +111,7 @@ async def test_close_writes_what_is_queued(engram: Engram) -> None:
 async def test_a_receipt_from_another_process_is_waited_for(engram: Engram) -> None:
     other = ReceiptWriter(engram.db, linger=0.3)  # another process's writer, slower than this one
     theirs = row()
-    await other.store(None, theirs)  # type: ignore[arg-type]
+    await other.store(theirs)
     receipt = await engram.receipt(theirs.id)
     assert receipt.id == theirs.id
     never = uuid.UUID(int=(1_000_000_000_000 << 80) | (7 << 76) | (2 << 62))  # a UUIDv7 from 2001

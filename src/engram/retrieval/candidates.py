@@ -16,7 +16,7 @@ from psycopg.types.json import Jsonb
 from engram.model.recall import RecallRequest
 from engram.retrieval.config import RetrievalConfig
 from engram.retrieval.query import identifier_pattern
-from engram.store.database import Conn
+from engram.store.database import Conn, Cursor
 
 _NOW: LiteralString = """
     m.status = 'active' AND m.valid_from <= now() AND (m.valid_until IS NULL OR m.valid_until > now())
@@ -392,13 +392,35 @@ async def dense(
 ) -> list[Hit]:
     """The nearest memories by cosine. ``exact`` for small tenants (see ``_exact_sql``); otherwise through
     the tenant's own HNSW index, or the planner's choice of the shared one or the tenant's rows."""
+    cur = await send_dense(
+        conn, f, vector, cfg, model_id=model_id, dims=dims, context=context, own_index=own_index, exact=exact
+    )
+    return await dense_hits(cur)
+
+
+async def send_dense(
+    conn: Conn,
+    f: Filter,
+    vector: Any,
+    cfg: RetrievalConfig,
+    *,
+    model_id: str,
+    dims: int,
+    context: bool,
+    own_index: bool = False,
+    exact: bool = False,
+) -> Cursor:
+    """``dense``'s statement, sent: in pipeline mode its rows can come back with the COMMIT (``dense_hits``)."""
     column = "context_embedding" if context else "embedding"
     if exact:
         stmt = _exact_sql(model_id, dims, column, f.shape, cfg.candidates)
     else:
         stmt = dense_statement(model_id, dims, column, f, limit=cfg.candidates, own_index=own_index)
-    rows = await (await conn.execute(stmt, {**f.params, "qv": vector})).fetchall()
-    hits = _hits([r for r in rows if r["score"] is not None])
+    return await conn.execute(stmt, {**f.params, "qv": vector})
+
+
+async def dense_hits(cur: Cursor) -> list[Hit]:
+    hits = _hits([r for r in await cur.fetchall() if r["score"] is not None])
     hits.sort(key=lambda h: -h.score)  # relaxed_order iterative scans may return slightly out of order
     return hits
 
@@ -529,9 +551,16 @@ async def add_cosines(conn: Conn, tenant_id: str, rows: list[dict[str, Any]], ve
 
 async def contents(conn: Conn, tenant_id: str, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
     """What the packet and the result show of a memory, for the few that can enter the packet."""
-    if not ids:
-        return {}
-    return {r["id"]: r for r in await (await conn.execute(CONTENTS, {"tenant_id": tenant_id, "ids": ids})).fetchall()}
+    return await contents_rows(await send_contents(conn, tenant_id, ids))
+
+
+async def send_contents(conn: Conn, tenant_id: str, ids: list[uuid.UUID]) -> Cursor | None:
+    """``contents``' statement, sent: in pipeline mode its rows can come back with the COMMIT."""
+    return await conn.execute(CONTENTS, {"tenant_id": tenant_id, "ids": ids}) if ids else None
+
+
+async def contents_rows(cur: Cursor | None) -> dict[uuid.UUID, dict[str, Any]]:
+    return {r["id"]: r for r in await cur.fetchall()} if cur is not None else {}
 
 
 async def visible(conn: Conn, f: Filter, ids: list[uuid.UUID]) -> set[uuid.UUID]:

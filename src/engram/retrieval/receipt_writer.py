@@ -5,7 +5,7 @@ recalls, in one pipelined transaction: the caller does not wait for it (about a 
 What this process reads back (``settle``) it always sees; another process sees a receipt within
 ``LINGER`` seconds plus a write. Receipts still queued are written on ``close``; a crash of this process
 loses those of the last moments, as an asynchronous commit may (recalls commit asynchronously anyway).
-``inline`` mode writes each receipt inside its recall's transaction instead.
+``inline`` mode writes each receipt before its recall answers instead.
 
 The queue is bounded: when the database falls behind by ``BACKLOG`` receipts, recalls wait for it. While it
 is unavailable receipts stay queued and are tried again every ``RETRY_DELAY`` seconds. A receipt the
@@ -25,7 +25,7 @@ import psycopg
 
 from engram.errors import StoreUnavailable
 from engram.retrieval.receipts import ReceiptRow, insert
-from engram.store.database import Conn, Database
+from engram.store.database import Database
 
 _log = logging.getLogger(__name__)
 
@@ -53,10 +53,10 @@ class ReceiptWriter:
     def queued(self) -> int:
         return self._added - self._handled
 
-    async def store(self, conn: Conn, row: ReceiptRow) -> None:
-        """Store a recall's receipt: on ``conn`` (the recall's transaction) when inline, else queued."""
+    async def store(self, row: ReceiptRow) -> None:
+        """Store a recall's receipt: now when inline, else queued."""
         if self.inline:
-            await insert(conn, [row])
+            await self._insert([row])
             return
         self._queue.append(row)
         self._added += 1

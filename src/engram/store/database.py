@@ -17,7 +17,7 @@ from typing import Any, LiteralString
 
 import psycopg
 from pgvector.psycopg import register_vector_async
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -30,6 +30,7 @@ _SET_CONFIG: LiteralString = "SELECT set_config(n, v, true) FROM unnest(%s::text
 TENANT_SETTING = "engram.tenant_id"
 
 Conn = AsyncConnection[DictRow]
+Cursor = AsyncCursor[DictRow]
 
 
 class Database:
