@@ -114,7 +114,7 @@ class Retriever:
 
     async def read_corpus(self, conn: Conn, tenant_id: str) -> Corpus:
         own = tenant_index_name(self.gateway.model_id, tenant_id) if self.gateway else None
-        row = await (await conn.execute(cq.CORPUS, {"tenant_id": tenant_id, "own_index": own})).fetchone()
+        row = await (await conn.execute(cq.CORPUS, {"tenant_id": tenant_id, "own_index": own}, binary=True)).fetchone()
         assert row is not None
         if row["unanalyzed"] and row["n"] > 0:
             self._analyze_soon()
