@@ -46,7 +46,7 @@ class Settings(BaseSettings):
     recall_receipts: Literal["behind", "inline"] = Field(
         default="behind",
         description="behind: a recall's receipt is written just after it answers (this process reads it back at "
-        "once); inline: inside the recall, before it answers.",
+        "once); inline: written before the recall answers.",
     )
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=10, ge=1)

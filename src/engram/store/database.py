@@ -1,8 +1,11 @@
-"""The connection pool and the two ways to use it.
+"""The connection pool and the ways to use it.
 
 * ``tenant(tenant_id)``: a transaction running as the non-owner role ``engram_app`` with
   ``engram.tenant_id`` set for that transaction only, so row-level security hides every other tenant
   even from a query that forgot its tenant filter.
+* ``tenants()``: one transaction as ``engram_app`` writing rows of several tenants, each tenant's statements
+  after ``use_tenant`` (row-level security checks each row under its own tenant).
+* ``app()``: a transaction as ``engram_app`` with no tenant set (auth and job functions).
 * ``owner()``: a connection as the connecting (owner) user, for migrations and schema upkeep only.
 """
 
