@@ -11,6 +11,7 @@ from pathlib import Path
 
 from engram.config import Settings
 from engram.model.recall import RecallResult
+from engram.retrieval import candidates as cq
 from engram.retrieval.config import RetrievalConfig
 from engram.service import Engram
 
@@ -52,7 +53,7 @@ async def settle(engram: Engram) -> None:
         if not await engram.enrich_pending(limit=512, lease_seconds=600):
             raise RuntimeError("memories are waiting for vectors but the embedder makes no progress")
     async with engram.db.owner() as conn:
-        await conn.execute("ANALYZE memories, memory_embeddings, search_postings")
+        await conn.execute(cq.ANALYZE_RECALL_TABLES)
 
 
 async def timed_recall(

@@ -1,6 +1,9 @@
 """Candidate queries. Every one starts from the same filter (SPEC 5.1), inside the query, before ranking:
 tenant, visibility for the caller's user/workflow, status active (or as it stood at ``as_of``), valid and
 known at that time, not expired, allowed in prompts, and the requested kinds, tags, metadata, agent, session.
+
+Every statement here asks for binary results: psycopg loads binary floats, uuids and timestamps faster than
+it parses their text (A/B on the bench: p95 -0.8 ms).
 """
 
 from __future__ import annotations
@@ -138,10 +141,6 @@ def _candidate_sql(template: LiteralString, shape: tuple[str, ...], cosines: boo
     return _finish(sql.SQL(template).format(filter=filter_clause(shape), columns=sql.SQL(FUSION_COLUMNS)), cosines)
 
 
-# Candidate statements ask for binary results: psycopg loads binary floats, uuids and timestamps faster
-# than it parses their text (A/B on the bench: p95 -0.8 ms).
-
-
 def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
     return [Hit(r["id"], float(r["score"]), r) for r in rows]
 
@@ -241,6 +240,9 @@ def keep_lexemes(dfs: dict[str, int], budget: int, *, rarest: bool = True) -> di
         used += n
     return kept
 
+
+# The planner's statistics of the recall tables (CORPUS says when they were never gathered).
+ANALYZE_RECALL_TABLES: LiteralString = "ANALYZE memories, memory_embeddings, search_postings"
 
 # What recall needs to know about a tenant's corpus, in one statement: BM25F's document count and average
 # length, the speakers (for query analysis), whether context vectors exist, the text search configuration,
@@ -553,13 +555,9 @@ async def add_cosines(conn: Conn, tenant_id: str, rows: list[dict[str, Any]], ve
         row["cos_context"] = hit["cos_context"] if hit else None
 
 
-async def contents(conn: Conn, tenant_id: str, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
-    """What the packet and the result show of a memory, for the few that can enter the packet."""
-    return await contents_rows(await send_contents(conn, tenant_id, ids))
-
-
 async def send_contents(conn: Conn, tenant_id: str, ids: list[uuid.UUID]) -> Cursor | None:
-    """``contents``' statement, sent: in pipeline mode its rows can come back with the COMMIT."""
+    """What the packet and the result show of a memory, for the few that can enter the packet: the
+    statement, sent (in pipeline mode its rows can come back with the COMMIT; ``contents_rows`` reads them)."""
     return await conn.execute(CONTENTS, {"tenant_id": tenant_id, "ids": ids}, binary=True) if ids else None
 
 

@@ -139,7 +139,7 @@ class Retriever:
         nothing of them (recalls of 100-250 ms at 400 memories instead of 20)."""
         try:
             async with self.db.owner() as conn:
-                await conn.execute("ANALYZE memories, memory_embeddings, search_postings")
+                await conn.execute(cq.ANALYZE_RECALL_TABLES)
         except Exception as exc:  # autovacuum will do it later
             _log.warning("could not analyze the recall tables: %s", exc)
 
@@ -356,7 +356,9 @@ class Retriever:
         top = sorted((c for c in cands if c.relevant), key=lambda c: -c.fused)[:k]
         by_id = {c.id: c for c in top}
         existing = {c.id: c for c in cands}
-        rows = await (await conn.execute(cq.RELATED, {"tenant_id": tenant_id, "ids": list(by_id)})).fetchall()
+        rows = await (
+            await conn.execute(cq.RELATED, {"tenant_id": tenant_id, "ids": list(by_id)}, binary=True)
+        ).fetchall()
         offers: dict[uuid.UUID, tuple[float, str]] = {}
         for r in rows:
             for here, there in ((r["src_id"], r["dst_id"]), (r["dst_id"], r["src_id"])):
