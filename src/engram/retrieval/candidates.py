@@ -98,7 +98,7 @@ def build_filter(tenant_id: str, req: RecallRequest) -> Filter:
 
 @dataclass
 class Hit:
-    """One candidate of one retriever. ``row`` holds what fusion needs (``FUSION_COLUMNS``, and the query's
+    """One candidate of one retriever. ``row`` holds what fusion needs (``CANDIDATE_COLUMNS``, and the query's
     cosines ``cos_self``/``cos_context`` when the statement had the query vector), read by the candidate
     query itself so that no second statement has to look the candidates up again."""
 
@@ -107,11 +107,19 @@ class Hit:
     row: dict[str, Any] = field(default_factory=dict)
 
 
-# What fusion and the utility score need of every candidate; the rest of a memory (content, source, ...)
-# is read for the few that can enter the packet (``contents``).
-FUSION_COLUMNS: LiteralString = "m.speaker, m.session_id, m.valid_from, m.confidence, m.importance"
+# What fusion, the utility score and the packet need of every candidate, read by the candidate statements
+# themselves (they visit the memory's row for the filter anyway): no statement has to look the winners up
+# again after fusion. Content longer than INLINE_CONTENT bytes comes back NULL (150 candidates of 12,000
+# characters would be megabytes); ``contents`` reads it for the few that can enter the packet.
+_INLINE_CONTENT: LiteralString = "2000"
+INLINE_CONTENT = int(_INLINE_CONTENT)
+CANDIDATE_COLUMNS: LiteralString = (
+    "m.speaker, m.session_id, m.valid_from, m.confidence, m.importance, m.summary, m.kind, m.source_type,"
+    " m.source_ref, m.recorded_at, m.require_citation,"
+    " CASE WHEN octet_length(m.content) <= " + _INLINE_CONTENT + " THEN m.content END AS content"
+)
 
-# Wraps a candidate statement (alias ``h``, columns id, score, FUSION_COLUMNS) to add the query's cosines
+# Wraps a candidate statement (alias ``h``, columns id, score, CANDIDATE_COLUMNS) to add the query's cosines
 # to the memory's own and context vectors, when the query vector is known.
 _WITH_COSINES: LiteralString = """
 SELECT h.*, (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,
@@ -138,7 +146,7 @@ def _finish(inner: sql.Composed, cosines: bool) -> bytes:
 @functools.lru_cache(maxsize=256)
 def _candidate_sql(template: LiteralString, shape: tuple[str, ...], cosines: bool) -> bytes:
     """A candidate statement for a filter shape, composed once: composing costs more than a small query."""
-    return _finish(sql.SQL(template).format(filter=filter_clause(shape), columns=sql.SQL(FUSION_COLUMNS)), cosines)
+    return _finish(sql.SQL(template).format(filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS)), cosines)
 
 
 def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
@@ -317,7 +325,7 @@ def _lexical_sql(shape: tuple[str, ...], cosines: bool, budget: int | None, rare
         )
         lexemes = sql.SQL("ARRAY(SELECT lexeme FROM kept)")
     inner = sql.SQL(LEXICAL).format(
-        terms=terms, lexemes=lexemes, filter=filter_clause(shape), columns=sql.SQL(FUSION_COLUMNS)
+        terms=terms, lexemes=lexemes, filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS)
     )
     return _finish(inner, cosines)
 
@@ -348,7 +356,7 @@ def _dense_parts(column: str, dims: int) -> dict[str, sql.Composable]:
         "score": sql.SQL(cosine).format(sql.Identifier(column), dims, dims),
         "cos_self": sql.SQL(cosine).format(sql.Identifier("embedding"), dims, dims),
         "cos_context": sql.SQL(cosine).format(sql.Identifier("context_embedding"), dims, dims),
-        "columns": sql.SQL(FUSION_COLUMNS),
+        "columns": sql.SQL(CANDIDATE_COLUMNS),
         "col": sql.Identifier(column),
         "dims": sql.Literal(dims),
     }
@@ -506,14 +514,12 @@ async def identifier_hits(
 
 # Id arrays go in binary (``%(ids)b``): as text, psycopg and the server spend about 1 ms on 200 uuids.
 DETAILS: LiteralString = (
-    "SELECT m.id, " + FUSION_COLUMNS + " FROM memories m WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)b)"
+    "SELECT m.id, " + CANDIDATE_COLUMNS + " FROM memories m WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)b)"
 )
 
-CONTENTS: LiteralString = """
-SELECT m.id, m.content, m.summary, m.kind, m.source_type, m.source_ref, m.recorded_at, m.require_citation
-  FROM memories m
- WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)b)
-"""
+CONTENTS: LiteralString = (
+    "SELECT m.id, m.content FROM memories m WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)b)"
+)
 
 COSINES: LiteralString = """
 SELECT e.memory_id AS id, (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,
@@ -555,14 +561,12 @@ async def add_cosines(conn: Conn, tenant_id: str, rows: list[dict[str, Any]], ve
         row["cos_context"] = hit["cos_context"] if hit else None
 
 
-async def send_contents(conn: Conn, tenant_id: str, ids: list[uuid.UUID]) -> Cursor | None:
-    """What the packet and the result show of a memory, for the few that can enter the packet: the
-    statement, sent (in pipeline mode its rows can come back with the COMMIT; ``contents_rows`` reads them)."""
-    return await conn.execute(CONTENTS, {"tenant_id": tenant_id, "ids": ids}, binary=True) if ids else None
-
-
-async def contents_rows(cur: Cursor | None) -> dict[uuid.UUID, dict[str, Any]]:
-    return {r["id"]: r for r in await cur.fetchall()} if cur is not None else {}
+async def contents(conn: Conn, tenant_id: str, ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """The content of memories whose candidate row left it out (longer than ``INLINE_CONTENT``)."""
+    if not ids:
+        return {}
+    rows = await (await conn.execute(CONTENTS, {"tenant_id": tenant_id, "ids": ids}, binary=True)).fetchall()
+    return {r["id"]: r["content"] for r in rows}
 
 
 async def visible(conn: Conn, f: Filter, ids: list[uuid.UUID]) -> set[uuid.UUID]:

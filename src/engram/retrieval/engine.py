@@ -99,18 +99,24 @@ class Retriever:
             self._vectors.popitem(last=False)
         return vector
 
-    async def _corpus(self, conn: Conn, tenant_id: str) -> Corpus:
-        """The tenant's corpus statistics: read in this transaction the first time, then served from the cache;
-        once older than STATS_TTL they are still served while a background task reads them again."""
+    def _cached_corpus(self, tenant_id: str) -> Corpus | None:
+        """The tenant's corpus statistics from the cache (None the first time); once older than STATS_TTL
+        they are still served while a background task reads them again."""
         cached = self._stats.get(tenant_id)
         if cached is None:
-            corpus = await self.read_corpus(conn, tenant_id)
-            self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
-            return corpus
+            return None
         if cached[0] <= time.monotonic() and tenant_id not in self._refreshing:
             self._refreshing.add(tenant_id)
             self._spawn(self._refresh_corpus(tenant_id))
         return cached[1]
+
+    async def _corpus(self, conn: Conn, tenant_id: str) -> Corpus:
+        """The tenant's corpus statistics: cached, or read in this transaction."""
+        corpus = self._cached_corpus(tenant_id)
+        if corpus is None:
+            corpus = await self.read_corpus(conn, tenant_id)
+            self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
+        return corpus
 
     async def read_corpus(self, conn: Conn, tenant_id: str) -> Corpus:
         own = tenant_index_name(self.gateway.model_id, tenant_id) if self.gateway else None
@@ -205,27 +211,28 @@ class Retriever:
         f = cq.build_filter(tenant_id, req)
         receipt_id = new_id()
         model = self.gateway.model_id if self.gateway else None
-        # Pipelined: BEGIN and the settings travel with the first query, the packet's contents with the COMMIT.
-        async with self.db.tenant(tenant_id, recall_settings(cfg), pipeline=True) as conn:
-            corpus = await self._corpus(conn, tenant_id)
-            analysis = analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
-            # The dense side (embed the query, read its candidates) runs beside the lexical side.
-            dense = (
-                asyncio.create_task(self._dense_side(tenant_id, f, cfg, analysis, query_vector, corpus))
-                if cfg.dense
-                else None
-            )
-            qv: Vector | None = None
-            degraded_reason: str | None = None
-            lists: dict[str, list[cq.Hit]] = {}
-            if dense is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
-                qv, degraded_reason, found = await dense
-                lists.update(found)
-                dense = None
-            use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
-            # A query vector known now (given, or cached) lets the lexical side read its cosines as well.
-            known = self._known_vector(cfg, analysis, query_vector) if qv is None else qv
-            try:
+        # The dense side (embed the query, read its candidates on a connection of its own) runs beside the
+        # lexical side; with the tenant's statistics cached it starts before anything else.
+        corpus = self._cached_corpus(tenant_id)
+        analysis = self._analyse(req, corpus, cfg) if corpus else None
+        dense = self._begin_dense(tenant_id, f, cfg, analysis, query_vector, corpus) if corpus and analysis else None
+        qv: Vector | None = None
+        degraded_reason: str | None = None
+        lists: dict[str, list[cq.Hit]] = {}
+        try:
+            # Pipelined: BEGIN and the settings travel with the first query, the COMMIT with nothing after it.
+            async with self.db.tenant(tenant_id, recall_settings(cfg), pipeline=True) as conn:
+                if corpus is None or analysis is None:
+                    corpus = await self._corpus(conn, tenant_id)
+                    analysis = self._analyse(req, corpus, cfg)
+                    dense = self._begin_dense(tenant_id, f, cfg, analysis, query_vector, corpus)
+                if dense is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
+                    qv, degraded_reason, found = await dense
+                    lists.update(found)
+                    dense = None
+                use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
+                # A query vector known now (given, or cached) lets the lexical side read its cosines as well.
+                known = self._known_vector(cfg, analysis, query_vector) if qv is None else qv
                 identifiers = cfg.identifiers and bool(analysis.identifiers)
                 dfs: dict[str, int] | None = None  # without identifiers, the lexical statement finds its terms
                 if identifiers:
@@ -244,31 +251,38 @@ class Retriever:
                     lists["identifier"] = await cq.identifier_hits(
                         conn, f, analysis.identifiers, cfg, dfs, vector=known, model_id=model
                     )
-            finally:
-                if dense is not None:
-                    qv, degraded_reason, found = await dense
-                    lists.update(found)
+            if dense is not None:  # its transaction committed while the dense side was still reading
+                qv, degraded_reason, found = await dense
+                lists.update(found)
+                dense = None
+        finally:
+            if dense is not None:  # the lexical side failed: its error is raised once the dense side is done
+                await asyncio.wait([dense])
+                if not dense.cancelled():
+                    dense.exception()
+        # What is left needs the database only now and then: a transaction of its own, opened on first use.
+        async with _Later(self.db, tenant_id, recall_settings(cfg)) as later:
             if qv is None and beside_dense and not lists.get("lexical"):  # the dense side failed after all
-                lists["lexical"] = await self._lexical(conn, f, dfs, cfg, corpus, req.query, None, True)
-            n_docs = corpus.n_docs
+                lists["lexical"] = await self._lexical(await later(), f, dfs, cfg, corpus, req.query, None, True)
             rows = _rows(lists)
             if qv is not None and model is not None:  # read before the query vector was known
-                await cq.add_cosines(conn, tenant_id, [r for r in rows.values() if "cos_self" not in r], qv, model)
+                unscored = [r for r in rows.values() if "cos_self" not in r]
+                if unscored:
+                    await cq.add_cosines(await later(), tenant_id, unscored, qv, model)
             cands = collect(lists, rows)
             effective = cfg if use_lexical == cfg.lexical else cfg.model_copy(update={"lexical": True})
             fuse(cands, effective, named_speakers=analysis.named_speakers)
             if cfg.expand_relations and cands:
-                cands += await self._expand(conn, f, tenant_id, cands, qv, model, cfg, req.max_items)
-            at = req.as_of or now
-            utility(cands, cfg, at)
+                cands += await self._expand(await later(), f, tenant_id, cands, qv, model, cfg, req.max_items)
+            utility(cands, cfg, req.as_of or now)
             ranked = rank([c for c in cands if c.relevant])
             if cfg.mmr and ranked and qv is not None:
-                ranked = mmr(ranked, await self._vectors_of(conn, tenant_id, ranked[: req.max_items * 4], model),
-                             cfg.mmr_lambda, req.max_items)  # fmt: skip
+                vectors = await self._vectors_of(await later(), tenant_id, ranked[: req.max_items * 4], model)
+                ranked = mmr(ranked, vectors, cfg.mmr_lambda, req.max_items)
             top = ranked[: req.max_items * 4]  # as far as the packet can reach
-            sent = await cq.send_contents(conn, tenant_id, [c.id for c in top])
-        texts = await cq.contents_rows(sent)  # they came back with the COMMIT: one round trip for both
-        items = (_item(c, texts[c.id]) for c in top if c.id in texts)  # (gone since: deleted meanwhile)
+            missing = [c.id for c in top if c.row["content"] is None]  # too long to come with the candidates
+            long = await cq.contents(await later(), tenant_id, missing) if missing else {}
+        items = (_item(c, long) for c in top if c.row["content"] is not None or c.id in long)  # (or deleted since)
         packet, tokens, placed = pk.build(
             items, max_items=req.max_items, max_tokens=req.max_tokens, count=self.token_counter
         )
@@ -280,7 +294,7 @@ class Retriever:
             created_at=now,
             actor=actor,
             query=req.query,
-            request=_request_record(req, cfg, analysis, n_docs),
+            request=_request_record(req, cfg, analysis, corpus.n_docs),
             retrievers=rc.columns({name: hits[: cfg.receipt_candidates] for name, hits in lists.items()}),
             selected=[_selected(i, rank_) for rank_, i in enumerate(placed, start=1)],
             packet_tokens=tokens,
@@ -300,6 +314,22 @@ class Retriever:
             abstain=abstain,
             latency_ms=round(latency_ms, 3),
         )
+
+    def _analyse(self, req: RecallRequest, corpus: Corpus, cfg: RetrievalConfig) -> QueryAnalysis:
+        return analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
+
+    def _begin_dense(
+        self,
+        tenant_id: str,
+        f: cq.Filter,
+        cfg: RetrievalConfig,
+        analysis: QueryAnalysis,
+        given: Vector | None,
+        corpus: Corpus,
+    ) -> asyncio.Task[tuple[Vector | None, str | None, dict[str, list[cq.Hit]]]] | None:
+        if not cfg.dense:
+            return None
+        return asyncio.create_task(self._dense_side(tenant_id, f, cfg, analysis, given, corpus))
 
     async def _lexical(
         self,
@@ -448,15 +478,15 @@ def _rows(lists: dict[str, list[cq.Hit]]) -> dict[uuid.UUID, dict[str, Any]]:
     return rows
 
 
-def _item(c: Candidate, text: dict[str, Any]) -> RecallItem:
+def _item(c: Candidate, long: dict[uuid.UUID, str]) -> RecallItem:
     r = c.row
     return RecallItem(
         id=c.id,
-        content=text["content"],
-        summary=text["summary"],
-        kind=text["kind"],
-        source=Source(type=text["source_type"], ref=text["source_ref"]),
-        recorded_at=text["recorded_at"],
+        content=r["content"] if r["content"] is not None else long[c.id],
+        summary=r["summary"],
+        kind=r["kind"],
+        source=Source(type=r["source_type"], ref=r["source_ref"]),
+        recorded_at=r["recorded_at"],
         valid_from=r["valid_from"],
         confidence=float(r["confidence"]),
         importance=float(r["importance"]),
@@ -464,7 +494,7 @@ def _item(c: Candidate, text: dict[str, Any]) -> RecallItem:
         ranks=dict(c.ranks),
         signals={k: round(v, 6) for k, v in c.signals.items() if k != "dense_ok"},
         reasons=c.reasons,
-        require_citation=bool(text["require_citation"]),
+        require_citation=bool(r["require_citation"]),
     )
 
 
@@ -490,3 +520,26 @@ def _request_record(req: RecallRequest, cfg: RetrievalConfig, analysis: QueryAna
         },
         "corpus_size": n_docs,
     }
+
+
+class _Later:
+    """A recall's second transaction, opened on first use (``await later()``): what only some recalls need
+    after fusion (cosines of rows read before the query vector was known, relations, MMR's vectors, long
+    contents). Commits on leaving the block."""
+
+    def __init__(self, db: Database, tenant_id: str, settings: dict[str, str]) -> None:
+        self._db, self._tenant_id, self._settings = db, tenant_id, settings
+        self._stack = contextlib.AsyncExitStack()
+        self._conn: Conn | None = None
+
+    async def __aenter__(self) -> _Later:
+        return self
+
+    async def __call__(self) -> Conn:
+        if self._conn is None:
+            opened = self._db.tenant(self._tenant_id, self._settings, pipeline=True)
+            self._conn = await self._stack.enter_async_context(opened)
+        return self._conn
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self._stack.__aexit__(*exc)
