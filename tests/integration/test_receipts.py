@@ -22,7 +22,7 @@ from tests.conftest import settings_for
 def row(tenant: str = "acme", query: str = "where is the warehouse") -> ReceiptRow:
     return ReceiptRow(
         tenant_id=tenant, id=new_id(), created_at=datetime.now(UTC), actor="test", query=query, request={},
-        retrievers={"lexical": {"ids": [], "scores": []}}, selected=[], packet_tokens=0, latency_ms=1.0,
+        retrievers={"lexical": []}, selected=[], packet_tokens=0, latency_ms=1.0,
         degraded=False, abstained=True,
     )  # fmt: skip
 

@@ -10,7 +10,7 @@ import pytest
 
 from engram.model.memory import Source
 from engram.model.recall import RecallItem
-from engram.retrieval.packet import HEADER, approximate_tokens, build, render_item
+from engram.retrieval.packet import _WORDS, HEADER, approximate_tokens, build, render_item
 
 WORDS = ["rollout", "naïve", "Zürich", "504", "x", "—", "e-mail", "<memory", "über", "a.b.c", "日本語", "?!", "\t"]
 
@@ -54,3 +54,13 @@ def test_default_counter_path_is_exact_and_never_over_budget(budget: int) -> Non
     )
     assert generic_tokens == approximate_tokens(generic_packet) if generic_packet else generic_tokens == 0
     assert generic_tokens <= budget and generic_packet.count("<memory id=") == len(generic_placed)
+
+
+def test_ascii_fast_path_counts_what_the_regex_counts() -> None:
+    rng = random.Random(11)
+    alphabet = [chr(i) for i in range(128)]  # every ASCII character, controls and separators included
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert text.isascii()
+        assert approximate_tokens.measure(text) == (len(text), len(_WORDS.findall(text))), repr(text)
+    assert approximate_tokens.measure("naïve café") == (10, 2)  # not ASCII: the regex itself

@@ -295,7 +295,7 @@ class Retriever:
             actor=actor,
             query=req.query,
             request=_request_record(req, cfg, analysis, corpus.n_docs),
-            retrievers=rc.columns({name: hits[: cfg.receipt_candidates] for name, hits in lists.items()}),
+            retrievers={name: hits[: cfg.receipt_candidates] for name, hits in lists.items()},
             selected=[_selected(i, rank_) for rank_, i in enumerate(placed, start=1)],
             packet_tokens=tokens,
             latency_ms=latency_ms,
@@ -479,13 +479,14 @@ def _rows(lists: dict[str, list[cq.Hit]]) -> dict[uuid.UUID, dict[str, Any]]:
 
 
 def _item(c: Candidate, long: dict[uuid.UUID, str]) -> RecallItem:
+    """The item, from the candidate's row (stored memories, valid when written: not validated again)."""
     r = c.row
-    return RecallItem(
+    return RecallItem.model_construct(
         id=c.id,
         content=r["content"] if r["content"] is not None else long[c.id],
         summary=r["summary"],
         kind=r["kind"],
-        source=Source(type=r["source_type"], ref=r["source_ref"]),
+        source=Source.model_construct(type=r["source_type"], ref=r["source_ref"]),
         recorded_at=r["recorded_at"],
         valid_from=r["valid_from"],
         confidence=float(r["confidence"]),

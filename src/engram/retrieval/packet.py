@@ -26,6 +26,12 @@ class TokenCounter(Protocol):
 
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+# ASCII text is measured without the regex (a tenth of its time): each byte translated to its class under
+# that same regex (w: word character, " ": space, p: anything else), then a word is a w after a non-w and
+# a symbol is a p.
+_CLASSES = bytes(
+    ord("w" if re.fullmatch(r"\w", c) else " " if re.fullmatch(r"\s", c) else "p") for c in map(chr, range(256))
+)
 
 
 class ApproximateTokens:
@@ -39,6 +45,9 @@ class ApproximateTokens:
     """
 
     def measure(self, text: str) -> tuple[int, int]:
+        if text.isascii():
+            t = text.encode("ascii").translate(_CLASSES)
+            return len(text), t.count(b"p") + t.count(b" w") + t.count(b"pw") + t.startswith(b"w")
         return len(text), len(_WORDS.findall(text))
 
     @staticmethod

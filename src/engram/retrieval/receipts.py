@@ -31,7 +31,9 @@ TOUCH: LiteralString = "SELECT engram_touch_memories(%s, %s, %s)"
 
 @dataclass(frozen=True)
 class ReceiptRow:
-    """A receipt as it is stored (``insert``), built by the recall that answered."""
+    """A receipt as it is stored (``insert``), built by the recall that answered. ``retrievers`` holds each
+    retriever's candidates in rank order (objects with ``id`` and ``score``, such as ``candidates.Hit``);
+    they are laid out column-wise (``columns``) when the row is written, after the recall has answered."""
 
     tenant_id: str
     id: uuid.UUID
@@ -39,7 +41,7 @@ class ReceiptRow:
     actor: str
     query: str
     request: dict[str, Any]
-    retrievers: dict[str, dict[str, list[Any]]]
+    retrievers: Mapping[str, Sequence[Any]]
     selected: list[dict[str, Any]]
     packet_tokens: int
     latency_ms: float
@@ -49,7 +51,7 @@ class ReceiptRow:
     def values(self) -> list[Any]:
         return [
             self.tenant_id, self.id, self.created_at, self.actor, self.query, Jsonb(self.request),
-            Jsonb(self.retrievers), Jsonb(self.selected), self.packet_tokens, self.latency_ms, self.degraded,
+            Jsonb(columns(self.retrievers)), Jsonb(self.selected), self.packet_tokens, self.latency_ms, self.degraded,
             self.abstained,
         ]  # fmt: skip
 
