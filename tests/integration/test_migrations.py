@@ -79,6 +79,6 @@ def test_embedded_server_gets_its_shared_buffers(pg_server: EmbeddedPostgres) ->
 async def test_receipts_index_takes_inserts_directly(engram: Engram) -> None:
     async with engram.db.owner() as conn:
         row = await (
-            await conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'recall_receipts_selected'")
+            await conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'recall_receipts_selected_ids'")
         ).fetchone()
     assert row is not None and "fastupdate=off" in row["reloptions"]

@@ -24,7 +24,7 @@ SELECT id, created_at, actor, query, request, retrievers, selected, packet_token
 """
 FOR_MEMORY: LiteralString = """
 SELECT id, created_at, actor, query, request, retrievers, selected, packet_tokens, latency_ms, degraded, abstained
-  FROM recall_receipts WHERE tenant_id = %s AND selected @> %s ORDER BY created_at DESC LIMIT %s
+  FROM recall_receipts WHERE tenant_id = %s AND selected_ids @> %s ORDER BY created_at DESC LIMIT %s
 """
 TOUCH: LiteralString = "SELECT engram_touch_memories(%s, %s, %s)"
 
@@ -90,5 +90,5 @@ async def get(conn: Conn, tenant_id: str, receipt_id: uuid.UUID) -> Receipt | No
 
 async def for_memory(conn: Conn, tenant_id: str, memory_id: uuid.UUID, limit: int = 50) -> list[Receipt]:
     """The receipts whose selection included this memory: "why was this used"."""
-    rows = await (await conn.execute(FOR_MEMORY, [tenant_id, Jsonb([{"id": str(memory_id)}]), limit])).fetchall()
+    rows = await (await conn.execute(FOR_MEMORY, [tenant_id, [memory_id], limit])).fetchall()
     return [_receipt(r) for r in rows]
