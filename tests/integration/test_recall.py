@@ -4,12 +4,14 @@ token budgets, time travel and receipts."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from engram import Engram, ValidationError
 from engram.model.recall import RecallRequest
+from engram.providers.base import Vector
 from engram.providers.gateway import EmbeddingGateway
 from engram.retrieval import candidates as cq
 from engram.retrieval import receipts as rc
@@ -112,6 +114,32 @@ async def test_degraded_when_the_embedder_fails(engram: Engram) -> None:
     flaky.mode = "hang"
     engram.gateway = EmbeddingGateway(flaky, timeout=0.2)
     assert (await engram.recall("staging password")).degraded is True
+
+
+class Slow(Flaky):
+    """Embeds after a pause, so the lexical side has its rows before the query vector is known."""
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
+        await asyncio.sleep(0.2)
+        return await super().embed(texts)
+
+
+async def test_lexical_rows_read_before_the_vector_is_known_are_scored_by_the_dense_side(
+    engram: Engram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await engram.remember_many([{"content": f"Invoice {n} for the harbour crane lease was paid late"} for n in range(5)])
+    engram.gateway = EmbeddingGateway(Slow())
+    expected = await engram.recall("harbour crane lease invoice", preset="hybrid")
+    engram.retriever.clear_query_cache()
+
+    async def no_second_transaction(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the cosines should have come with the dense side's round trip")
+
+    monkeypatch.setattr(cq, "add_cosines", no_second_transaction)
+    result = await engram.recall("harbour crane lease invoice", preset="hybrid")
+    assert result.items and [i.id for i in result.items] == [i.id for i in expected.items]
+    assert all("cos_self" in i.signals for i in result.items)
+    assert [i.signals for i in result.items] == [i.signals for i in expected.items]
 
 
 async def test_abstains_when_nothing_is_relevant(engram: Engram) -> None:

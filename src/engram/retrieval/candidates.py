@@ -551,10 +551,23 @@ async def details(
 
 async def add_cosines(conn: Conn, tenant_id: str, rows: list[dict[str, Any]], vector: Any, model_id: str) -> None:
     """Set ``cos_self``/``cos_context`` on rows read before the query vector was known (None: no vector)."""
+    await set_cosines(await send_cosines(conn, tenant_id, rows, vector, model_id), rows)
+
+
+async def send_cosines(
+    conn: Conn, tenant_id: str, rows: list[dict[str, Any]], vector: Any, model_id: str
+) -> Cursor | None:
+    """``add_cosines``' statement, sent (in pipeline mode its rows can come back with the COMMIT)."""
     if not rows:
+        return None
+    params = {"tenant_id": tenant_id, "ids": list({r["id"] for r in rows}), "qv": vector, "model_id": model_id}
+    return await conn.execute(COSINES, params, binary=True)
+
+
+async def set_cosines(cur: Cursor | None, rows: list[dict[str, Any]]) -> None:
+    if cur is None:
         return
-    params = {"tenant_id": tenant_id, "ids": [r["id"] for r in rows], "qv": vector, "model_id": model_id}
-    found = {r["id"]: r for r in await (await conn.execute(COSINES, params, binary=True)).fetchall()}
+    found = {r["id"]: r for r in await cur.fetchall()}
     for row in rows:
         hit = found.get(row["id"])
         row["cos_self"] = hit["cos_self"] if hit else None

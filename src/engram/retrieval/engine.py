@@ -167,9 +167,11 @@ class Retriever:
         analysis: QueryAnalysis,
         given: Vector | None,
         corpus: Corpus,
+        unscored: _Unscored,
     ) -> tuple[Vector | None, str | None, dict[str, list[cq.Hit]]]:
         """The query vector (or why there is none) and the dense candidate lists, read on a connection of
-        their own while the lexical side reads on the recall's."""
+        their own while the lexical side reads on the recall's. Rows the lexical side read without the query
+        vector and handed over (``unscored``) by the time the vector is known get their cosines here too."""
         qv, reason = await self._dense_query(cfg, analysis, given)
         if qv is None:
             return None, reason, {}
@@ -177,6 +179,7 @@ class Retriever:
         model, dims = self.gateway.model_id, self.gateway.dimensions
         own = corpus.own_index
         exact = not own and corpus.n_docs < TENANT_INDEX_THRESHOLD  # below it, no tenant gets its own index
+        rows = unscored.take()
         # Pipelined: BEGIN, the settings, the queries and the COMMIT travel in one round trip; the rows come
         # back with the COMMIT.
         async with self.db.tenant(tenant_id, recall_settings(cfg), pipeline=True) as conn:
@@ -186,6 +189,8 @@ class Retriever:
                 sent["dense_context"] = await cq.send_dense(
                     conn, f, qv, cfg, model_id=model, dims=dims, context=True, own_index=own, exact=exact
                 )
+            cosines = await cq.send_cosines(conn, tenant_id, rows, qv, model)
+        await cq.set_cosines(cosines, rows)
         return qv, None, {name: await cq.dense_hits(cur) for name, cur in sent.items()}
 
     def note_context(self, tenant_id: str) -> None:
@@ -215,7 +220,12 @@ class Retriever:
         # lexical side; with the tenant's statistics cached it starts before anything else.
         corpus = self._cached_corpus(tenant_id)
         analysis = self._analyse(req, corpus, cfg) if corpus else None
-        dense = self._begin_dense(tenant_id, f, cfg, analysis, query_vector, corpus) if corpus and analysis else None
+        unscored = _Unscored()
+        dense = (
+            self._begin_dense(tenant_id, f, cfg, analysis, query_vector, corpus, unscored)
+            if corpus and analysis
+            else None
+        )
         qv: Vector | None = None
         degraded_reason: str | None = None
         lists: dict[str, list[cq.Hit]] = {}
@@ -225,7 +235,7 @@ class Retriever:
                 if corpus is None or analysis is None:
                     corpus = await self._corpus(conn, tenant_id)
                     analysis = self._analyse(req, corpus, cfg)
-                    dense = self._begin_dense(tenant_id, f, cfg, analysis, query_vector, corpus)
+                    dense = self._begin_dense(tenant_id, f, cfg, analysis, query_vector, corpus, unscored)
                 if dense is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
                     qv, degraded_reason, found = await dense
                     lists.update(found)
@@ -251,6 +261,8 @@ class Retriever:
                     lists["identifier"] = await cq.identifier_hits(
                         conn, f, analysis.identifiers, cfg, dfs, vector=known, model_id=model
                     )
+                if known is None and dense is not None:  # the dense side may score them with its vector
+                    unscored.give([h.row for hits in lists.values() for h in hits])
             if dense is not None:  # its transaction committed while the dense side was still reading
                 qv, degraded_reason, found = await dense
                 lists.update(found)
@@ -265,10 +277,10 @@ class Retriever:
             if qv is None and beside_dense and not lists.get("lexical"):  # the dense side failed after all
                 lists["lexical"] = await self._lexical(await later(), f, dfs, cfg, corpus, req.query, None, True)
             rows = _rows(lists)
-            if qv is not None and model is not None:  # read before the query vector was known
-                unscored = [r for r in rows.values() if "cos_self" not in r]
-                if unscored:
-                    await cq.add_cosines(await later(), tenant_id, unscored, qv, model)
+            if qv is not None and model is not None:  # read before the query vector was known, not scored since
+                missed = [r for r in rows.values() if "cos_self" not in r]
+                if missed:
+                    await cq.add_cosines(await later(), tenant_id, missed, qv, model)
             cands = collect(lists, rows)
             effective = cfg if use_lexical == cfg.lexical else cfg.model_copy(update={"lexical": True})
             fuse(cands, effective, named_speakers=analysis.named_speakers)
@@ -326,10 +338,11 @@ class Retriever:
         analysis: QueryAnalysis,
         given: Vector | None,
         corpus: Corpus,
+        unscored: _Unscored,
     ) -> asyncio.Task[tuple[Vector | None, str | None, dict[str, list[cq.Hit]]]] | None:
         if not cfg.dense:
             return None
-        return asyncio.create_task(self._dense_side(tenant_id, f, cfg, analysis, given, corpus))
+        return asyncio.create_task(self._dense_side(tenant_id, f, cfg, analysis, given, corpus, unscored))
 
     async def _lexical(
         self,
@@ -544,3 +557,19 @@ class _Later:
 
     async def __aexit__(self, *exc: Any) -> bool | None:
         return await self._stack.__aexit__(*exc)
+
+
+class _Unscored:
+    """Candidate rows the lexical side read before the query vector was known, handed to the dense side:
+    if they are there when it has the vector, it reads their cosines in its own round trip."""
+
+    def __init__(self) -> None:
+        self._rows: list[dict[str, Any]] | None = None
+
+    def give(self, rows: list[dict[str, Any]]) -> None:
+        self._rows = rows
+
+    def take(self) -> list[dict[str, Any]]:
+        """The rows given so far (none if the lexical side is still reading); each row is taken once."""
+        rows, self._rows = self._rows or [], []
+        return rows
