@@ -333,6 +333,19 @@ async def test_identifiers_too_common_to_tell_memories_apart_are_not_read(engram
     assert len((await engram.receipt(wide.receipt_id)).retrievers["identifier"]) == 50
 
 
+async def test_identifiers_found_through_postings_and_trigrams_add_up(engram: Engram) -> None:
+    both = await engram.remember("Proxy logged ERR_504 for request 35836")
+    postings_only = await engram.remember("Request 35836 finished normally")
+    trigrams_only = await engram.remember("Proxy logged ERR_504 again overnight")
+    await engram.remember("Proxy logged ERR_502 for request 35837")  # neither identifier as a whole token
+    async with engram.db.tenant("acme") as conn:
+        f = cq.build_filter("acme", RecallRequest(query="x"))
+        hits = await cq.identifier_hits(conn, f, ["ERR_504", "35836"], preset("hybrid"))
+    scores = {h.id: h.score for h in hits}
+    assert scores == {both.id: 1.0, postings_only.id: 0.5, trigrams_only.id: 0.5}
+    assert hits[0].id == both.id
+
+
 async def test_postings_carry_the_document_length(engram: Engram) -> None:
     m = await engram.remember("Short note about herons", session_id="s4")
     await engram.remember("A much longer follow-up about herons, egrets, storks and cranes", session_id="s4")

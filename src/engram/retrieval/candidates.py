@@ -18,7 +18,7 @@ from psycopg.types.json import Jsonb
 
 from engram.model.recall import RecallRequest
 from engram.retrieval.config import RetrievalConfig
-from engram.retrieval.query import identifier_pattern
+from engram.retrieval.query import escape_identifier
 from engram.store.database import Conn, Cursor
 
 _NOW: LiteralString = """
@@ -220,8 +220,8 @@ _KEPT_TERMS: LiteralString = (
 async def query_terms(conn: Conn, tenant_id: str, fts: str, query: str, cap: int) -> dict[str, int]:
     """The query's lexemes and how many of the tenant's documents hold each (at most ``cap``)."""
     params = {"tenant_id": tenant_id, "fts": fts, "query": query}
-    stmt = _query_terms_sql(cap)
-    return {r["lexeme"]: int(r["n"]) for r in await (await conn.execute(stmt, params, binary=True)).fetchall()}
+    rows = await (await conn.execute(_query_terms_sql(cap), params, binary=True)).fetchall()
+    return {r["lexeme"]: int(r["n"]) for r in rows}
 
 
 @functools.lru_cache(maxsize=16)
@@ -290,6 +290,26 @@ async def lexical(
     """BM25F candidates; with ``vector``, their rows carry the query's cosines too. ``dfs`` are the query's
     lexemes (``query_terms``); without them the statement finds and chooses them itself from ``query``.
     ``rarest``: read the rarest lexeme even when it is over the postings budget (``keep_lexemes``)."""
+    cur = await send_lexical(conn, f, dfs, cfg, n_docs=n_docs, avgdl=avgdl, query=query, fts=fts, vector=vector,
+                             model_id=model_id, rarest=rarest)  # fmt: skip
+    return await lexical_hits(cur)
+
+
+async def send_lexical(
+    conn: Conn,
+    f: Filter,
+    dfs: dict[str, int] | None,
+    cfg: RetrievalConfig,
+    *,
+    n_docs: int,
+    avgdl: float,
+    query: str = "",
+    fts: str = "english",
+    vector: Any = None,
+    model_id: str | None = None,
+    rarest: bool = True,
+) -> Cursor | None:
+    """``lexical``'s statement, sent (None: no lexeme to read); ``lexical_hits`` reads its rows."""
     params: dict[str, Any] = {
         **f.params,
         "n_docs": n_docs,
@@ -304,11 +324,17 @@ async def lexical(
     else:
         kept = keep_lexemes(dfs, cfg.lexical_postings_budget, rarest=rarest)
         if not kept:
-            return []
+            return None
         params["lexemes"] = list(kept)
     budget = cfg.lexical_postings_budget if dfs is None else None
     stmt = _lexical_sql(f.shape, _cosine_params(params, vector, model_id), budget, rarest)
-    hits = _hits(await (await conn.execute(stmt, params, binary=True)).fetchall())
+    return await conn.execute(stmt, params, binary=True)
+
+
+async def lexical_hits(cur: Cursor | None) -> list[Hit]:
+    if cur is None:
+        return []
+    hits = _hits(await cur.fetchall())
     hits.sort(key=lambda h: (-h.score, h.id))  # the cosine join may reorder them
     return hits
 
@@ -439,74 +465,92 @@ async def dense_hits(cur: Cursor) -> list[Hit]:
     return hits
 
 
-# --- identifiers: exact token matches through the trigram index --------------------------------------------
+# --- identifiers: exact token matches through the postings or the trigram index -----------------------------
 
+# One statement. An identifier that is a lexeme of the tenant's search keys (most are: 504, inv-2024-0042,
+# econnreset) finds its candidates through the postings, rarest first within the postings budget like
+# lexical terms: one in thousands of memories ("30") tells them apart no better than a common word, and
+# checking each of them would cost the most of any retriever; one over the budget is not read at all. An
+# identifier that is no lexeme of the tenant (ERR_504, a quoted phrase) goes through the trigram index.
+# Either way a memory counts only if its own content holds the identifier as a whole token (not its date or
+# its neighbours); its score is how many of the branch's identifiers it holds. ``branch`` tells the rows of
+# the two apart (a memory can be in both: ``identifier_rows`` adds its scores up).
 IDENTIFIERS: LiteralString = """
-SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.content ~* p)::float8 AS score, {columns}
-  FROM memories m
- WHERE {filter} AND m.content ~* %(pattern)s
- ORDER BY score DESC, m.recorded_at DESC
- LIMIT %(limit)s
-"""
-
-# Identifiers that are whole lexemes of the search keys (most are: 504, inv-2024-0042, econnreset) find
-# their candidates through the postings, the rest through the trigram index; either way a memory counts
-# only if its own content holds the identifier as a whole token (not its date or its neighbours).
-IDENTIFIER_LEXEMES: LiteralString = """
-SELECT m.id, (SELECT count(*) FROM unnest(%(patterns)s::text[]) p WHERE m.content ~* p)::float8 AS score, {columns}
-  FROM (SELECT DISTINCT memory_id FROM search_postings
-         WHERE tenant_id = %(tenant_id)s AND lexeme = ANY(%(lexemes)s) AND tf >= 1) c
-  JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
- WHERE {filter} AND m.content ~* %(pattern)s
- ORDER BY score DESC, m.recorded_at DESC
- LIMIT %(limit)s
+WITH ids AS MATERIALIZED (
+    SELECT i.lexeme, '(^|[^[:alnum:]])(' || i.alt || ')($|[^[:alnum:]])' AS pattern, i.alt,
+           (SELECT count(*) FROM (SELECT 1 FROM search_postings p
+                                   WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = i.lexeme LIMIT {cap}) x) AS n
+      FROM unnest(%(lexemes)s::text[], %(alts)s::text[]) AS i(lexeme, alt)
+), read AS MATERIALIZED (
+    SELECT lexeme, pattern, alt
+      FROM (SELECT lexeme, pattern, alt, sum(n) OVER w AS used FROM ids WHERE n BETWEEN 1 AND {budget}
+             WINDOW w AS (ORDER BY n, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)) t
+     WHERE used <= {budget}
+), others AS MATERIALIZED (
+    SELECT pattern, alt FROM ids WHERE n = 0
+), by_postings AS (
+    SELECT 1 AS branch, m.id, (SELECT count(*) FROM read r WHERE m.content ~* r.pattern)::float8 AS score, {columns}
+      FROM (SELECT DISTINCT memory_id FROM search_postings
+             WHERE tenant_id = %(tenant_id)s AND lexeme = ANY(ARRAY(SELECT lexeme FROM read)) AND tf >= 1) c
+      JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
+     WHERE {filter}
+       AND m.content ~* (SELECT '(^|[^[:alnum:]])(' || string_agg(alt, '|') || ')($|[^[:alnum:]])' FROM read)
+     ORDER BY score DESC, m.recorded_at DESC
+     LIMIT %(limit)s
+), by_trigrams AS (
+    SELECT 2 AS branch, m.id, (SELECT count(*) FROM others o WHERE m.content ~* o.pattern)::float8 AS score, {columns}
+      FROM memories m
+     WHERE EXISTS (SELECT 1 FROM others) AND {filter}
+       AND m.content ~* (SELECT '(^|[^[:alnum:]])(' || string_agg(alt, '|') || ')($|[^[:alnum:]])' FROM others)
+     ORDER BY score DESC, m.recorded_at DESC
+     LIMIT %(limit)s
+)
+SELECT * FROM by_postings UNION ALL SELECT * FROM by_trigrams
 """
 
 
 async def identifier_hits(
-    conn: Conn,
-    f: Filter,
-    idents: list[str],
-    cfg: RetrievalConfig,
-    dfs: dict[str, int],
-    *,
-    vector: Any = None,
-    model_id: str | None = None,
+    conn: Conn, f: Filter, idents: list[str], cfg: RetrievalConfig, *, vector: Any = None, model_id: str | None = None
 ) -> list[Hit]:
     """Memories containing the identifiers as whole tokens (in their own text, not their neighbours');
-    score = share of the identifiers matched.
+    score = share of the identifiers matched (``IDENTIFIERS``)."""
+    return await identifier_rows(await send_identifiers(conn, f, idents, cfg, vector=vector, model_id=model_id),
+                                 len(idents), cfg.candidates)  # fmt: skip
 
-    ``dfs`` are the query's lexemes with their document frequencies (``query_terms``). Identifiers that
-    are lexemes of the tenant are read from the postings, rarest first within the postings budget like
-    lexical terms: an identifier in thousands of memories ("30") tells them apart no better than a common
-    word, and checking each of them would cost the most of any retriever. The others go through the
-    trigram index."""
-    known = {lexeme: n for lexeme, n in dfs.items() if n > 0}
-    budget = cfg.lexical_postings_budget
-    read = keep_lexemes({i.lower(): known[i.lower()] for i in idents if known.get(i.lower(), budget + 1) <= budget},
-                        budget)  # fmt: skip
-    as_lexemes = list(read)
-    others = [i for i in idents if i.lower() not in known]
+
+async def send_identifiers(
+    conn: Conn, f: Filter, idents: list[str], cfg: RetrievalConfig, *, vector: Any = None, model_id: str | None = None
+) -> Cursor:
+    """``identifier_hits``' statement, sent; ``identifier_rows`` reads it."""
+    params = {
+        **f.params,
+        "lexemes": [i.lower() for i in idents],
+        "alts": [escape_identifier(i) for i in idents],
+        "limit": cfg.candidates,
+    }
+    stmt = _identifiers_sql(f.shape, _cosine_params(params, vector, model_id), cfg.lexical_postings_budget)
+    return await conn.execute(stmt, params, binary=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _identifiers_sql(shape: tuple[str, ...], cosines: bool, budget: int) -> bytes:
+    inner = sql.SQL(IDENTIFIERS).format(
+        filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS), cap=sql.Literal(budget + 1),
+        budget=sql.Literal(budget),
+    )  # fmt: skip
+    return _finish(inner, cosines)
+
+
+async def identifier_rows(cur: Cursor, n_idents: int, limit: int) -> list[Hit]:
     found: dict[uuid.UUID, Hit] = {}
-    for statement, these in ((IDENTIFIER_LEXEMES, [i for i in idents if i.lower() in read]), (IDENTIFIERS, others)):
-        if not these:
-            continue
-        params = {
-            **f.params,
-            "lexemes": as_lexemes,
-            "patterns": [identifier_pattern([i]) for i in these],
-            "pattern": identifier_pattern(these),
-            "limit": cfg.candidates,
-        }
-        stmt = _candidate_sql(statement, f.shape, _cosine_params(params, vector, model_id))
-        for hit in _hits(await (await conn.execute(stmt, params, binary=True)).fetchall()):
-            if hit.id in found:  # found by both: the identifiers it matched add up
-                found[hit.id].score += hit.score
-            else:
-                found[hit.id] = hit
-    ranked = sorted(found.values(), key=lambda h: (-h.score, h.id))[: cfg.candidates]
+    for hit in _hits(await cur.fetchall()):
+        if hit.id in found:  # found by both branches: the identifiers it matched add up
+            found[hit.id].score += hit.score
+        else:
+            found[hit.id] = hit
+    ranked = sorted(found.values(), key=lambda h: (-h.score, h.id))[:limit]
     for hit in ranked:
-        hit.score /= len(idents)
+        hit.score /= n_idents
     return ranked
 
 

@@ -26,7 +26,7 @@ from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
 from engram.retrieval.query import QueryAnalysis, analyse
 from engram.retrieval.receipt_writer import ReceiptWriter
-from engram.store.database import Conn, Database
+from engram.store.database import Conn, Cursor, Database
 from engram.store.embeddings import TENANT_INDEX_THRESHOLD, tenant_index_name
 
 if TYPE_CHECKING:
@@ -230,7 +230,8 @@ class Retriever:
         degraded_reason: str | None = None
         lists: dict[str, list[cq.Hit]] = {}
         try:
-            # Pipelined: BEGIN and the settings travel with the first query, the COMMIT with nothing after it.
+            # Pipelined: BEGIN and the settings travel with the first statement; the rows of the statements
+            # sent last come back with the COMMIT.
             async with self.db.tenant(tenant_id, recall_settings(cfg), pipeline=True) as conn:
                 if corpus is None or analysis is None:
                     corpus = await self._corpus(conn, tenant_id)
@@ -244,25 +245,30 @@ class Retriever:
                 # A query vector known now (given, or cached) lets the lexical side read its cosines as well.
                 known = self._known_vector(cfg, analysis, query_vector) if qv is None else qv
                 identifiers = cfg.identifiers and bool(analysis.identifiers)
-                dfs: dict[str, int] | None = None  # without identifiers, the lexical statement finds its terms
-                if identifiers:
-                    dfs = await cq.query_terms(
-                        conn, tenant_id, corpus.fts_config, req.query, cfg.lexical_postings_budget + 1
-                    )
                 # Beside the dense retrievers, a query made only of this tenant's near stop words (each in
                 # more memories than the postings budget) has no lexical candidates; alone, lexical reads the
                 # rarest of them whatever it costs.
                 beside_dense = dense is not None and self.gateway is not None
-                if use_lexical:
-                    lists["lexical"] = await self._lexical(
-                        conn, f, dfs, cfg, corpus, req.query, known, not beside_dense
-                    )
-                if identifiers and dfs is not None:
-                    lists["identifier"] = await cq.identifier_hits(
-                        conn, f, analysis.identifiers, cfg, dfs, vector=known, model_id=model
-                    )
-                if known is None and dense is not None:  # the dense side may score them with its vector
-                    unscored.give([h.row for hits in lists.values() for h in hits])
+                # Each statement chooses its terms itself: all of them travel in one round trip, and their
+                # rows come back with the COMMIT.
+                lexical = (
+                    await self._send_lexical(conn, f, cfg, corpus, req.query, known, not beside_dense)
+                    if use_lexical
+                    else None
+                )
+                sent_identifiers = (
+                    await cq.send_identifiers(conn, f, analysis.identifiers, cfg, vector=known, model_id=model)
+                    if identifiers
+                    else None
+                )
+            if use_lexical:
+                lists["lexical"] = await cq.lexical_hits(lexical)
+            if sent_identifiers is not None:
+                lists["identifier"] = await cq.identifier_rows(
+                    sent_identifiers, len(analysis.identifiers), cfg.candidates
+                )
+            if known is None and dense is not None:  # the dense side may score them with its vector
+                unscored.give([h.row for hits in lists.values() for h in hits])
             if dense is not None:  # its transaction committed while the dense side was still reading
                 qv, degraded_reason, found = await dense
                 lists.update(found)
@@ -275,7 +281,9 @@ class Retriever:
         # What is left needs the database only now and then: a transaction of its own, opened on first use.
         async with _Later(self.db, tenant_id, recall_settings(cfg)) as later:
             if qv is None and beside_dense and not lists.get("lexical"):  # the dense side failed after all
-                lists["lexical"] = await self._lexical(await later(), f, dfs, cfg, corpus, req.query, None, True)
+                lists["lexical"] = await cq.lexical_hits(
+                    await self._send_lexical(await later(), f, cfg, corpus, req.query, None, True)
+                )
             rows = _rows(lists)
             if qv is not None and model is not None:  # read before the query vector was known, not scored since
                 missed = [r for r in rows.values() if "cos_self" not in r]
@@ -344,20 +352,19 @@ class Retriever:
             return None
         return asyncio.create_task(self._dense_side(tenant_id, f, cfg, analysis, given, corpus, unscored))
 
-    async def _lexical(
+    async def _send_lexical(
         self,
         conn: Conn,
         f: cq.Filter,
-        dfs: dict[str, int] | None,
         cfg: RetrievalConfig,
         corpus: Corpus,
         query: str,
         vector: Vector | None,
         rarest: bool,
-    ) -> list[cq.Hit]:
+    ) -> Cursor | None:
         model = self.gateway.model_id if self.gateway else None
-        return await cq.lexical(
-            conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=query, fts=corpus.fts_config,
+        return await cq.send_lexical(
+            conn, f, None, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=query, fts=corpus.fts_config,
             vector=vector, model_id=model, rarest=rarest,
         )  # fmt: skip
 

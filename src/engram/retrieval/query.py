@@ -24,13 +24,8 @@ def identifiers(query: str) -> list[str]:
     return list(dict.fromkeys(t for t in found if t))
 
 
-def identifier_pattern(idents: Iterable[str]) -> str:
-    """A PostgreSQL regular expression matching any identifier as a whole token."""
-    alternatives = "|".join(_escape(i) for i in idents)
-    return rf"(^|[^[:alnum:]])({alternatives})($|[^[:alnum:]])"
-
-
-def _escape(text: str) -> str:
+def escape_identifier(text: str) -> str:
+    """An identifier as a literal inside a PostgreSQL regular expression."""
     return re.sub(r"([\\.^$|?*+()\[\]{}\-/#:])", r"\\\1", text)
 
 
