@@ -16,6 +16,7 @@ from engram.providers.gateway import EmbeddingGateway
 from engram.retrieval import candidates as cq
 from engram.retrieval import receipts as rc
 from engram.retrieval.config import preset
+from engram.retrieval.engine import dense_settings
 from engram.retrieval.packet import approximate_tokens
 from tests.integration.test_embedding import Flaky
 
@@ -127,16 +128,16 @@ class Slow(Flaky):
 async def test_lexical_rows_read_before_the_vector_is_known_are_scored_by_the_dense_side(
     engram: Engram, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await engram.remember_many([{"content": f"Invoice {n} for the harbour crane lease was paid late"} for n in range(5)])
+    await engram.remember_many([{"content": f"Invoice {n} for the crane lease was paid late"} for n in range(5)])
     engram.gateway = EmbeddingGateway(Slow())
-    expected = await engram.recall("harbour crane lease invoice", preset="hybrid")
+    expected = await engram.recall("crane lease invoice", preset="hybrid")
     engram.retriever.clear_query_cache()
 
     async def no_second_transaction(*args: object, **kwargs: object) -> None:
         raise AssertionError("the cosines should have come with the dense side's round trip")
 
     monkeypatch.setattr(cq, "add_cosines", no_second_transaction)
-    result = await engram.recall("harbour crane lease invoice", preset="hybrid")
+    result = await engram.recall("crane lease invoice", preset="hybrid")
     assert result.items and [i.id for i in result.items] == [i.id for i in expected.items]
     assert all("cos_self" in i.signals for i in result.items)
     assert [i.signals for i in result.items] == [i.signals for i in expected.items]
@@ -409,6 +410,20 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
         vec = (await engram.gateway.embed(["Rotterdam"]))[0]
         plan = await (await conn.execute(b"EXPLAIN " + stmt, {**f.params, "qv": vec})).fetchall()
     assert name in "\n".join(r["QUERY PLAN"] for r in plan)
+    # The dense side prepares its statement at first use and plans it once per connection: generic plans.
+    cfg = preset("dense")
+    async with engram.db._pool.connection() as conn:  # one connection, three recall-like transactions
+        for _ in range(3):
+            async with conn.transaction():
+                await engram.db.use_tenant(conn, "acme")
+                for name_, value in dense_settings(cfg).items():
+                    await conn.execute("SELECT set_config(%s, %s, true)", [name_, value])
+                cur = await cq.send_dense(conn, f, vec, cfg, model_id=engram.gateway.model_id,
+                                          dims=engram.gateway.dimensions, context=False, own_index=True)  # fmt: skip
+                assert len(await cq.dense_hits(cur)) == 6
+        plans = "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement ~ %s"
+        rows = await (await conn.execute(plans, ["halfvec.*<#>"])).fetchall()
+    assert len(rows) == 1 and rows[0]["generic_plans"] >= 3 and rows[0]["custom_plans"] == 0
 
 
 async def test_small_tenants_dense_statement_is_exact_and_agrees_with_the_planned_one(engram: Engram) -> None:

@@ -450,13 +450,14 @@ async def send_dense(
     own_index: bool = False,
     exact: bool = False,
 ) -> Cursor:
-    """``dense``'s statement, sent: in pipeline mode its rows can come back with the COMMIT (``dense_hits``)."""
+    """``dense``'s statement, sent: in pipeline mode its rows can come back with the COMMIT (``dense_hits``).
+    Prepared at its first use on a connection (see ``engine.dense_settings``)."""
     column = "context_embedding" if context else "embedding"
     if exact:
         stmt = _exact_sql(model_id, dims, column, f.shape, cfg.candidates)
     else:
         stmt = dense_statement(model_id, dims, column, f, limit=cfg.candidates, own_index=own_index)
-    return await conn.execute(stmt, {**f.params, "qv": vector}, binary=True)
+    return await conn.execute(stmt, {**f.params, "qv": vector}, binary=True, prepare=True)
 
 
 async def dense_hits(cur: Cursor) -> list[Hit]:
