@@ -415,8 +415,7 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
     async with engram.db._pool.connection() as conn:  # one connection, three recall-like transactions
         for _ in range(3):
             async with conn.transaction():
-                await engram.db.use_tenant(conn, "acme")
-                for name_, value in dense_settings(cfg).items():
+                for name_, value in {"engram.tenant_id": "acme", **dense_settings(cfg)}.items():
                     await conn.execute("SELECT set_config(%s, %s, true)", [name_, value])
                 cur = await cq.send_dense(conn, f, vec, cfg, model_id=engram.gateway.model_id,
                                           dims=engram.gateway.dimensions, context=False, own_index=True)  # fmt: skip

@@ -3,9 +3,8 @@
 * ``tenant(tenant_id)``: a transaction running as the non-owner role ``engram_app`` with
   ``engram.tenant_id`` set for that transaction only, so row-level security hides every other tenant
   even from a query that forgot its tenant filter.
-* ``tenants()``: one transaction as ``engram_app`` writing rows of several tenants, each tenant's statements
-  after ``use_tenant`` (row-level security checks each row under its own tenant).
-* ``app()``: a transaction as ``engram_app`` with no tenant set (auth and job functions).
+* ``app()``: a transaction as ``engram_app`` with no tenant set (auth and job functions, the
+  multi-tenant writes of receipts and usage counts).
 * ``owner()``: a connection as the connecting (owner) user, for migrations and schema upkeep only.
 """
 
@@ -98,20 +97,6 @@ class Database:
                 yield conn
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
-
-    @asynccontextmanager
-    async def tenants(self) -> AsyncIterator[Conn]:
-        """One pipelined transaction writing rows of several tenants: call ``use_tenant`` before each tenant's
-        statements (row-level security checks every row against the tenant set then)."""
-        try:
-            async with self._pool.connection() as conn, conn.pipeline(), conn.transaction():
-                yield conn
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
-
-    @staticmethod
-    async def use_tenant(conn: Conn, tenant_id: str) -> None:
-        await conn.execute(_SET_CONFIG, [[TENANT_SETTING], [tenant_id]])
 
     @asynccontextmanager
     async def owner(self) -> AsyncIterator[AsyncConnection[DictRow]]:
