@@ -143,12 +143,6 @@ def _finish(inner: sql.Composed, cosines: bool) -> bytes:
     return (sql.SQL(_WITH_COSINES).format(inner=inner) if cosines else inner).as_bytes()
 
 
-@functools.lru_cache(maxsize=256)
-def _candidate_sql(template: LiteralString, shape: tuple[str, ...], cosines: bool) -> bytes:
-    """A candidate statement for a filter shape, composed once: composing costs more than a small query."""
-    return _finish(sql.SQL(template).format(filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS)), cosines)
-
-
 def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
     return [Hit(r["id"], float(r["score"]), r) for r in rows]
 
@@ -203,8 +197,9 @@ SELECT l.lexeme,
   FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS l(lexeme)
 """
 
-# Those terms and which of them are read (``keep_lexemes``, in SQL): prefixed to LEXICAL when no identifier
-# needs the document frequencies, so the lexical side is one statement.
+# Those terms and which of them are read (``keep_lexemes``, in SQL): prefixed to LEXICAL, so the lexical side is
+# one statement. (``query_terms`` and ``keep_lexemes`` are the same choice in Python: what the tests check it by,
+# and ``lexical``'s path for callers that pass the lexemes.)
 _KEPT_TERMS: LiteralString = (
     "terms AS MATERIALIZED ("
     + QUERY_TERMS
@@ -472,10 +467,10 @@ async def dense_hits(cur: Cursor) -> list[Hit]:
 # econnreset) finds its candidates through the postings, rarest first within the postings budget like
 # lexical terms: one in thousands of memories ("30") tells them apart no better than a common word, and
 # checking each of them would cost the most of any retriever; one over the budget is not read at all. An
-# identifier that is no lexeme of the tenant (ERR_504, a quoted phrase) goes through the trigram index.
-# Either way a memory counts only if its own content holds the identifier as a whole token (not its date or
-# its neighbours); its score is how many of the branch's identifiers it holds. ``branch`` tells the rows of
-# the two apart (a memory can be in both: ``identifier_rows`` adds its scores up).
+# identifier that is no lexeme of the tenant (ERR_504, a quoted phrase) goes through the trigram index
+# (which needs their alternation as one pattern). Either way a memory counts only if its own content holds
+# the identifier as a whole token (not its date or its neighbours); its score is how many of the branch's
+# identifiers it holds (a memory can be in both branches: ``identifier_rows`` adds its scores up).
 IDENTIFIERS: LiteralString = """
 WITH ids AS MATERIALIZED (
     SELECT i.lexeme, '(^|[^[:alnum:]])(' || i.alt || ')($|[^[:alnum:]])' AS pattern, i.alt,
@@ -483,23 +478,23 @@ WITH ids AS MATERIALIZED (
                                    WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = i.lexeme LIMIT {cap}) x) AS n
       FROM unnest(%(lexemes)s::text[], %(alts)s::text[]) AS i(lexeme, alt)
 ), read AS MATERIALIZED (
-    SELECT lexeme, pattern, alt
-      FROM (SELECT lexeme, pattern, alt, sum(n) OVER w AS used FROM ids WHERE n BETWEEN 1 AND {budget}
+    SELECT lexeme, pattern
+      FROM (SELECT lexeme, pattern, sum(n) OVER w AS used FROM ids WHERE n BETWEEN 1 AND {budget}
              WINDOW w AS (ORDER BY n, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)) t
      WHERE used <= {budget}
 ), others AS MATERIALIZED (
     SELECT pattern, alt FROM ids WHERE n = 0
 ), by_postings AS (
-    SELECT 1 AS branch, m.id, (SELECT count(*) FROM read r WHERE m.content ~* r.pattern)::float8 AS score, {columns}
+    SELECT m.id, s.score, {columns}
       FROM (SELECT DISTINCT memory_id FROM search_postings
              WHERE tenant_id = %(tenant_id)s AND lexeme = ANY(ARRAY(SELECT lexeme FROM read)) AND tf >= 1) c
       JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
-     WHERE {filter}
-       AND m.content ~* (SELECT '(^|[^[:alnum:]])(' || string_agg(alt, '|') || ')($|[^[:alnum:]])' FROM read)
-     ORDER BY score DESC, m.recorded_at DESC
+     CROSS JOIN LATERAL (SELECT count(*)::float8 AS score FROM read r WHERE m.content ~* r.pattern) s
+     WHERE {filter} AND s.score > 0
+     ORDER BY s.score DESC, m.recorded_at DESC
      LIMIT %(limit)s
 ), by_trigrams AS (
-    SELECT 2 AS branch, m.id, (SELECT count(*) FROM others o WHERE m.content ~* o.pattern)::float8 AS score, {columns}
+    SELECT m.id, (SELECT count(*) FROM others o WHERE m.content ~* o.pattern)::float8 AS score, {columns}
       FROM memories m
      WHERE EXISTS (SELECT 1 FROM others) AND {filter}
        AND m.content ~* (SELECT '(^|[^[:alnum:]])(' || string_agg(alt, '|') || ')($|[^[:alnum:]])' FROM others)

@@ -288,7 +288,7 @@ class Retriever:
                 if not dense.cancelled():
                     dense.exception()
         # What is left needs the database only now and then: a transaction of its own, opened on first use.
-        async with _Later(self.db, tenant_id, recall_settings(cfg)) as later:
+        async with _Later(self.db, tenant_id, cfg) as later:
             if qv is None and beside_dense and not lists.get("lexical"):  # the dense side failed after all
                 lists["lexical"] = await cq.lexical_hits(
                     await self._send_lexical(await later(), f, cfg, corpus, req.query, None, True)
@@ -557,8 +557,8 @@ class _Later:
     after fusion (cosines of rows read before the query vector was known, relations, MMR's vectors, long
     contents). Commits on leaving the block."""
 
-    def __init__(self, db: Database, tenant_id: str, settings: dict[str, str]) -> None:
-        self._db, self._tenant_id, self._settings = db, tenant_id, settings
+    def __init__(self, db: Database, tenant_id: str, cfg: RetrievalConfig) -> None:
+        self._db, self._tenant_id, self._cfg = db, tenant_id, cfg
         self._stack = contextlib.AsyncExitStack()
         self._conn: Conn | None = None
 
@@ -567,7 +567,7 @@ class _Later:
 
     async def __call__(self) -> Conn:
         if self._conn is None:
-            opened = self._db.tenant(self._tenant_id, self._settings, pipeline=True)
+            opened = self._db.tenant(self._tenant_id, recall_settings(self._cfg), pipeline=True)
             self._conn = await self._stack.enter_async_context(opened)
         return self._conn
 
