@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from pydantic import BaseModel, Field
 
 from engram import MemoryInput, MemoryPatch, ValidationError
-from engram.model import content_hash, normalise_whitespace
+from engram.model import Source, content_hash, normalise_whitespace
+from engram.model.recall import RecallItem, trusted
 from engram.model.validation import parse
 
 
@@ -81,3 +85,31 @@ def test_patch_rules() -> None:
     assert info.value.field == "kind"
     p = parse(MemoryPatch, {"summary": None, "content": "  new   text "})
     assert p.changes() == {"summary": None, "content": "new text"}
+
+
+def test_trusted_construction_is_model_construct() -> None:
+    now = datetime.now(UTC)
+    values = {
+        "id": uuid.uuid4(), "content": "Error 504 on the gateway", "summary": None, "kind": "episodic",
+        "source": Source(type="tool_result", ref="run-7"), "recorded_at": now, "valid_from": now - timedelta(days=2),
+        "confidence": 0.8, "importance": 0.5, "score": 0.91, "ranks": {"lexical": 1}, "signals": {"lexical": 3.2},
+        "reasons": ["lexical#1"], "require_citation": True,
+    }  # fmt: skip
+    fast, slow = trusted(RecallItem, dict(values)), RecallItem.model_construct(**values)
+    assert fast == slow
+    assert fast.model_dump(mode="json") == slow.model_dump(mode="json")
+    assert fast.model_fields_set == slow.model_fields_set
+    assert RecallItem.model_validate(fast.model_dump()) == fast  # the values were valid, and still are
+
+
+def test_trusted_construction_refuses_what_it_cannot_build() -> None:
+    with pytest.raises(TypeError, match=re.escape("missing ['ref']")):
+        trusted(Source, {"type": "user_message"})  # not every field named
+    with pytest.raises(TypeError, match=re.escape("unknown ['colour']")):
+        trusted(Source, {"type": "user_message", "ref": None, "colour": "red"})
+
+    class Aliased(BaseModel):
+        name: str = Field(alias="Name")
+
+    with pytest.raises(TypeError, match="not a plain model"):
+        trusted(Aliased, {"name": "x"})

@@ -18,7 +18,7 @@ import numpy as np
 from engram.errors import ProviderError
 from engram.model import new_id
 from engram.model.memory import Source
-from engram.model.recall import RecallItem, RecallRequest, RecallResult
+from engram.model.recall import RecallItem, RecallRequest, RecallResult, trusted
 from engram.retrieval import candidates as cq
 from engram.retrieval import packet as pk
 from engram.retrieval import receipts as rc
@@ -293,12 +293,11 @@ class Retriever:
                 lists["lexical"] = await cq.lexical_hits(
                     await self._send_lexical(await later(), f, cfg, corpus, req.query, None, True)
                 )
-            rows = _rows(lists)
+            cands = collect(lists)
             if qv is not None and model is not None:  # read before the query vector was known, not scored since
-                missed = [r for r in rows.values() if "cos_self" not in r]
+                missed = [c.row for c in cands if "cos_self" not in c.row]
                 if missed:
                     await cq.add_cosines(await later(), tenant_id, missed, qv, model)
-            cands = collect(lists, rows)
             effective = cfg if use_lexical == cfg.lexical else cfg.model_copy(update={"lexical": True})
             fuse(cands, effective, named_speakers=analysis.named_speakers)
             if cfg.expand_relations and cands:
@@ -496,36 +495,25 @@ class Retriever:
         await self.receipts.close()
 
 
-def _rows(lists: dict[str, list[cq.Hit]]) -> dict[uuid.UUID, dict[str, Any]]:
-    """One row per candidate memory, preferring a row that already has the query's cosines."""
-    rows: dict[uuid.UUID, dict[str, Any]] = {}
-    for hits in lists.values():
-        for h in hits:
-            have = rows.get(h.id)
-            if have is None or ("cos_self" not in have and "cos_self" in h.row):
-                rows[h.id] = h.row
-    return rows
-
-
 def _item(c: Candidate, long: dict[uuid.UUID, str]) -> RecallItem:
     """The item, from the candidate's row (stored memories, valid when written: not validated again)."""
     r = c.row
-    return RecallItem.model_construct(
-        id=c.id,
-        content=r["content"] if r["content"] is not None else long[c.id],
-        summary=r["summary"],
-        kind=r["kind"],
-        source=Source.model_construct(type=r["source_type"], ref=r["source_ref"]),
-        recorded_at=r["recorded_at"],
-        valid_from=r["valid_from"],
-        confidence=float(r["confidence"]),
-        importance=float(r["importance"]),
-        score=round(c.score, 6),
-        ranks=dict(c.ranks),
-        signals={k: round(v, 6) for k, v in c.signals.items() if k != "dense_ok"},
-        reasons=c.reasons,
-        require_citation=bool(r["require_citation"]),
-    )
+    return trusted(RecallItem, {
+        "id": c.id,
+        "content": r["content"] if r["content"] is not None else long[c.id],
+        "summary": r["summary"],
+        "kind": r["kind"],
+        "source": trusted(Source, {"type": r["source_type"], "ref": r["source_ref"]}),
+        "recorded_at": r["recorded_at"],
+        "valid_from": r["valid_from"],
+        "confidence": float(r["confidence"]),
+        "importance": float(r["importance"]),
+        "score": round(c.score, 6),
+        "ranks": dict(c.ranks),
+        "signals": {k: round(v, 6) for k, v in c.signals.items() if k != "dense_ok"},
+        "reasons": c.reasons,
+        "require_citation": bool(r["require_citation"]),
+    })  # fmt: skip
 
 
 def _selected(item: RecallItem, position: int) -> dict[str, Any]:

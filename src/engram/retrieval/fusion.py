@@ -16,7 +16,7 @@ from engram.retrieval.candidates import Hit
 from engram.retrieval.config import RetrievalConfig
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     id: uuid.UUID
     row: dict[str, Any]
@@ -28,17 +28,22 @@ class Candidate:
 
     @property
     def relevant(self) -> bool:
-        return bool(self.ranks.keys() & {"lexical", "identifier", "relation"}) or self.signals.get("dense_ok", 0) > 0
+        ranks = self.ranks
+        return "lexical" in ranks or "identifier" in ranks or "relation" in ranks or self.signals.get("dense_ok", 0) > 0
 
 
-def collect(lists: Mapping[str, Sequence[Hit]], rows: Mapping[uuid.UUID, dict[str, Any]]) -> list[Candidate]:
-    """One candidate per memory found by any retriever, with its rank and score in each."""
-    out: dict[uuid.UUID, Candidate] = {}
+def collect(lists: Mapping[str, Sequence[Hit]]) -> list[Candidate]:
+    """One candidate per memory found by any retriever, with its rank and score in each, and the row of the
+    first retriever that found it (or of one that read the query's cosines, when that one did not)."""
+    out: dict[int, Candidate] = {}  # by the uuid's int: a UUID's own hash is computed in Python
     for name, hits in lists.items():
         for rank, hit in enumerate(hits, start=1):
-            if hit.id not in rows:
-                continue
-            c = out.setdefault(hit.id, Candidate(hit.id, rows[hit.id]))
+            key = hit.id.int
+            c = out.get(key)
+            if c is None:
+                c = out[key] = Candidate(hit.id, hit.row, {}, {}, [])
+            elif "cos_self" not in c.row and "cos_self" in hit.row:
+                c.row = hit.row
             c.ranks[name] = rank
             c.signals[name] = hit.score
             c.reasons.append(f"{name}#{rank}")
@@ -48,25 +53,31 @@ def collect(lists: Mapping[str, Sequence[Hit]], rows: Mapping[uuid.UUID, dict[st
 def fuse(cands: list[Candidate], cfg: RetrievalConfig, *, named_speakers: Sequence[str]) -> None:
     """Set ``fused`` on every candidate (score fusion or RRF), then the speaker and session boosts."""
     w = cfg.weights
+    min_similarity = cfg.min_similarity
     for c in cands:
-        cos_self = c.row.get("cos_self")
-        cos_ctx = c.row.get("cos_context")
+        row = c.row
+        cos_self = row.get("cos_self")
         if cos_self is not None:
-            c.signals["cos_self"] = float(cos_self)
-            c.signals["cos_context"] = float(cos_ctx if cos_ctx is not None else cos_self)
-            if max(c.signals["cos_self"], c.signals["cos_context"]) >= cfg.min_similarity:
-                c.signals["dense_ok"] = 1.0
+            cos_ctx = row.get("cos_context")
+            signals = c.signals
+            s_self = signals["cos_self"] = float(cos_self)
+            s_ctx = signals["cos_context"] = float(cos_ctx if cos_ctx is not None else cos_self)
+            if max(s_self, s_ctx) >= min_similarity:
+                signals["dense_ok"] = 1.0
     if cfg.fusion == "rrf":
         weight = {"lexical": w.lexical, "dense": w.dense, "dense_context": w.dense_context, "identifier": w.identifier}
         for c in cands:
             c.fused = sum(weight.get(name, 0.0) / (cfg.rrf_k + rank) for name, rank in c.ranks.items())
     else:
         top_bm25 = max((c.signals.get("lexical", 0.0) for c in cands), default=0.0) or 1.0
+        lexical, dense = cfg.lexical, cfg.dense
+        w_lexical, w_dense, w_context, w_identifier = w.lexical, w.dense, w.dense_context, w.identifier
         for c in cands:
-            s = w.lexical * c.signals.get("lexical", 0.0) / top_bm25 if cfg.lexical else 0.0
-            if cfg.dense and "cos_self" in c.signals:
-                s += w.dense * c.signals["cos_self"] + w.dense_context * c.signals["cos_context"]
-            s += w.identifier * c.signals.get("identifier", 0.0)
+            signals = c.signals
+            s = w_lexical * signals.get("lexical", 0.0) / top_bm25 if lexical else 0.0
+            if dense and "cos_self" in signals:
+                s += w_dense * signals["cos_self"] + w_context * signals["cos_context"]
+            s += w_identifier * signals.get("identifier", 0.0)
             c.fused = s
     if len(named_speakers) == 1 and cfg.speaker_boost != 1.0:
         name = named_speakers[0]
@@ -76,28 +87,31 @@ def fuse(cands: list[Candidate], cfg: RetrievalConfig, *, named_speakers: Sequen
                 c.reasons.append("speaker_named")
     if cfg.session_boost > 0:
         best: dict[str, float] = {}
-        for c in cands:
-            session = c.row.get("session_id")
+        sessions = [(c, c.row.get("session_id")) for c in cands]
+        for c, session in sessions:
             if session is not None:
                 best[session] = max(best.get(session, 0.0), c.fused)
-        for c in cands:
-            session = c.row.get("session_id")
+        boost = cfg.session_boost
+        for c, session in sessions:
             if session is not None and best[session] > 0:
-                c.fused += cfg.session_boost * best[session]
+                c.fused += boost * best[session]
 
 
 def utility(cands: list[Candidate], cfg: RetrievalConfig, at: datetime) -> None:
     """Relevance (fused, scaled to 0..1) plus recency decay, confidence and importance (weights in cfg)."""
     u = cfg.utility
+    relevance, recency_w, confidence, importance = u.relevance, u.recency, u.confidence, u.importance
+    half_life = u.recency_half_life_days
     top = max((c.fused for c in cands), default=0.0) or 1.0
     for c in cands:
-        age_days = max((at - c.row["valid_from"]).total_seconds(), 0.0) / 86400.0
-        recency = math.pow(0.5, age_days / u.recency_half_life_days)
+        row = c.row
+        age_days = max((at - row["valid_from"]).total_seconds(), 0.0) / 86400.0
+        recency = math.pow(0.5, age_days / half_life)
         c.score = (
-            u.relevance * c.fused / top
-            + u.recency * recency
-            + u.confidence * float(c.row["confidence"])
-            + u.importance * float(c.row["importance"])
+            relevance * c.fused / top
+            + recency_w * recency
+            + confidence * float(row["confidence"])
+            + importance * float(row["importance"])
         )
         c.signals["recency"] = recency
 
