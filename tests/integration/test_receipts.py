@@ -5,6 +5,8 @@ others theirs, and everything queued written on close."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import math
 import uuid
 from datetime import UTC, datetime
 
@@ -13,6 +15,7 @@ import pytest
 from engram import Engram, NotFoundError
 from engram.errors import StoreUnavailable
 from engram.model import new_id
+from engram.retrieval.candidates import Hit
 from engram.retrieval.receipt_writer import ReceiptWriter
 from engram.retrieval.receipts import ReceiptRow
 from engram.store.database import Database
@@ -62,6 +65,35 @@ async def test_receipts_of_several_tenants_share_one_write(engram: Engram) -> No
     assert writer.queued == 0
     assert [await stored(engram, r.tenant_id, r.id) for r in rows] == [True, True, True]
     assert not await stored(engram, "globex", rows[0].id)  # each under its own tenant
+
+
+async def test_each_receipt_of_a_batch_keeps_its_own_retriever_lists(engram: Engram) -> None:
+    hits = [Hit(uuid.uuid4(), score) for score in (12.3456789, 0.5, -0.25, math.nan)]
+    rows = [
+        dataclasses.replace(row(), retrievers={"lexical": hits[:2], "dense": [hits[2]], "identifier": []}),
+        dataclasses.replace(row("globex"), retrievers={}),
+        dataclasses.replace(row(), retrievers={"dense": hits[1:]}),
+    ]
+    writer = ReceiptWriter(engram.db, linger=5.0)
+    for r in rows:
+        await writer.store(r)
+    await writer.settle()
+    documents = []
+    for r in rows:
+        async with engram.db.tenant(r.tenant_id) as conn:
+            sql = "SELECT retrievers FROM recall_receipts WHERE id = %s"
+            documents.append((await (await conn.execute(sql, [r.id])).fetchone() or {}).get("retrievers"))
+    ids = [str(h.id) for h in hits]
+    assert documents == [
+        {"lexical": {"ids": ids[:2], "scores": [12.345679, 0.5]}, "dense": {"ids": [ids[2]], "scores": [-0.25]},
+         "identifier": {"ids": [], "scores": []}},
+        {},
+        {"dense": {"ids": ids[1:], "scores": [0.5, -0.25, None]}},  # not a number: null, not a refused receipt
+    ]  # fmt: skip
+    assert (await engram.receipt(rows[0].id)).retrievers["lexical"] == [
+        {"id": ids[0], "rank": 1, "score": 12.345679},
+        {"id": ids[1], "rank": 2, "score": 0.5},
+    ]
 
 
 async def test_a_refused_receipt_is_dropped_alone(engram: Engram) -> None:

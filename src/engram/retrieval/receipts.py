@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -64,9 +65,15 @@ def columns(retrievers: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, list
     objects cost more to build and encode than the rest of the recall's bookkeeping); read back as
     ``[{"id", "rank", "score"}, ...]``."""
     return {
-        name: {"ids": [str(h.id) for h in hits], "scores": [round(h.score, 6) for h in hits]}
+        name: {"ids": [str(h.id) for h in hits], "scores": [_score(h.score) for h in hits]}
         for name, hits in retrievers.items()
     }
+
+
+def _score(score: float) -> float | None:
+    """Rounded as the items report it; None (JSON null) if it is not a number, which JSON cannot hold (a
+    cosine with a zero vector is NaN)."""
+    return round(score, 6) if math.isfinite(score) else None
 
 
 async def insert(conn: Conn, rows: Sequence[ReceiptRow]) -> None:
