@@ -477,7 +477,6 @@ class Retriever:
         tenants, ids, counts = (list(col) for col in zip(*rows, strict=True))
         try:  # one statement for every tenant
             async with self.db.app() as conn:
-                await conn.execute("SET LOCAL synchronous_commit = off")
                 await conn.execute(rc.TOUCH, [tenants, ids, counts])
         except Exception as exc:  # usage statistics must never fail anything
             _log.warning("could not record the use of %d memories: %s", len(rows), exc)

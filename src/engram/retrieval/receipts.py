@@ -29,7 +29,8 @@ FOR_MEMORY: LiteralString = """
 SELECT id, created_at, actor, query, request, retrievers, selected, packet_tokens, latency_ms, degraded, abstained
   FROM recall_receipts WHERE tenant_id = %s AND selected_ids @> %s ORDER BY created_at DESC LIMIT %s
 """
-TOUCH: LiteralString = "SELECT engram_touch_memories(%s, %s, %s)"
+# Usage counts of any tenants, committed asynchronously like the receipts, in one statement.
+TOUCH: LiteralString = "SELECT set_config('synchronous_commit', 'off', true), engram_touch_memories(%s, %s, %s)"
 
 
 @dataclass(frozen=True)
