@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import math
+import functools
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, LiteralString
 
+import numpy as np
+import orjson
 from psycopg.types.json import Jsonb
 
 from engram.model.recall import Receipt
 from engram.store.database import Conn
 
-# Receipts of any tenants, in one statement (migration 0006), committed asynchronously. The JSON arrays go in
-# binary: as text, every quote in every document is escaped by psycopg in Python (~1 ms a receipt).
-INSERT: LiteralString = """
-SELECT set_config('synchronous_commit', 'off', true),
-       engram_insert_receipts(%s::text[], %s::uuid[], %s::timestamptz[], %s::text[], %s::text[], %b::jsonb[],
-                              %b::jsonb[], %b::jsonb[], %s::integer[], %s::real[], %s::boolean[], %s::boolean[])
-"""
+# Receipts of any tenants, in one statement (migration 0008), committed asynchronously: the batch travels as
+# one JSON document, encoded by orjson (the receipts' candidate lists, their uuids and scores, take most of it).
+INSERT: LiteralString = "SELECT set_config('synchronous_commit', 'off', true), engram_insert_receipt_batch(%b::jsonb)"
 SELECT: LiteralString = """
 SELECT id, created_at, actor, query, request, retrievers, selected, packet_tokens, latency_ms, degraded, abstained
   FROM recall_receipts WHERE tenant_id = %s AND id = %s
@@ -52,35 +50,37 @@ class ReceiptRow:
     degraded: bool
     abstained: bool
 
-    def values(self) -> list[Any]:
-        return [
-            self.tenant_id, self.id, self.created_at, self.actor, self.query, Jsonb(self.request),
-            Jsonb(columns(self.retrievers)), Jsonb(self.selected), self.packet_tokens, self.latency_ms, self.degraded,
-            self.abstained,
-        ]  # fmt: skip
+    def document(self) -> dict[str, Any]:
+        """The receipt as its batch's JSON document holds it (``_dumps``)."""
+        return {
+            "tenant_id": self.tenant_id, "id": self.id, "created_at": self.created_at, "actor": self.actor,
+            "query": self.query, "request": self.request, "retrievers": columns(self.retrievers),
+            "selected": self.selected, "packet_tokens": self.packet_tokens, "latency_ms": self.latency_ms,
+            "degraded": self.degraded, "abstained": self.abstained,
+        }  # fmt: skip
 
 
-def columns(retrievers: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, list[Any]]]:
+def columns(retrievers: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, Any]]:
     """Each retriever's candidates in rank order (objects with ``id`` and ``score``, such as
-    ``candidates.Hit``), column-wise: ``{"ids": [...], "scores": [...]}`` per retriever (a few hundred small
-    objects cost more to build and encode than the rest of the recall's bookkeeping); read back as
+    ``candidates.Hit``), column-wise: ``{"ids": [...], "scores": [...]}`` per retriever, scores rounded as
+    the items report them and a score that is not a number (a cosine with a zero vector) as null, which
+    JSON cannot hold otherwise. Left as uuids and numpy arrays for ``_dumps`` (a few hundred small objects
+    cost more to build and encode than the rest of the recall's bookkeeping); read back as
     ``[{"id", "rank", "score"}, ...]``."""
     return {
-        name: {"ids": [str(h.id) for h in hits], "scores": [_score(h.score) for h in hits]}
+        name: {"ids": [h.id for h in hits], "scores": np.array([h.score for h in hits], dtype=np.float64).round(6)}
         for name, hits in retrievers.items()
     }
 
 
-def _score(score: float) -> float | None:
-    """Rounded as the items report it; None (JSON null) if it is not a number, which JSON cannot hold (a
-    cosine with a zero vector is NaN)."""
-    return round(score, 6) if math.isfinite(score) else None
+# uuids, datetimes and numpy arrays natively; NaN as null.
+_dumps = functools.partial(orjson.dumps, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
 async def insert(conn: Conn, rows: Sequence[ReceiptRow]) -> None:
     """Store receipts, of any tenants, in one statement (a transaction with no tenant set: ``Database.app``).
     A receipt already stored is left as it is."""
-    await conn.execute(INSERT, [list(column) for column in zip(*(r.values() for r in rows), strict=True)])
+    await conn.execute(INSERT, [Jsonb([r.document() for r in rows], dumps=_dumps)])
 
 
 def _receipt(row: dict[str, Any]) -> Receipt:
