@@ -6,6 +6,7 @@ import psycopg
 import pytest
 
 from engram import Engram, NotFoundError
+from engram.store.database import Database
 
 
 async def test_rls_blocks_an_unfiltered_cross_tenant_query(engram: Engram) -> None:
@@ -113,19 +114,41 @@ async def test_every_key_includes_tenant_id_so_the_schema_stays_distributable(en
     assert {r["relname"] for r in rls} == set(TENANT_TABLES)
 
 
-async def test_pipelined_tenant_transactions_are_scoped_and_roll_back(engram: Engram) -> None:
+async def test_tenant_transactions_roll_back_on_autocommit_pool_connections(engram: Engram) -> None:
+    mine = await engram.remember("acme transaction note", tenant="acme")
+    before = (await engram.get(mine.id, tenant="acme")).importance
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        async with engram.db.tenant("acme") as conn:
+            await conn.execute("UPDATE memories SET importance = 0.01 WHERE id = %s", [mine.id])
+            await conn.execute("SELECT 1 / 0")
+    assert (await engram.get(mine.id, tenant="acme")).importance == before != 0.01  # rolled back
+
+
+async def test_pipelined_reads_are_scoped_to_one_implicit_transaction(engram: Engram) -> None:
     mine = await engram.remember("acme pipelined note", tenant="acme")
     before = (await engram.get(mine.id, tenant="acme")).importance
     await engram.remember("globex pipelined note", tenant="globex")
-    async with engram.db.tenant("acme", {"hnsw.ef_search": "77"}, pipeline=True) as conn:
-        first = await conn.execute("SELECT content FROM memories")  # sent, not yet waited for
-        setting = await conn.execute("SELECT current_setting('hnsw.ef_search') AS ef")
-        assert [r["content"] for r in await first.fetchall()] == ["acme pipelined note"]
-        assert (await setting.fetchone()) == {"ef": "77"}
-    with pytest.raises(psycopg.errors.DivisionByZero):
-        async with engram.db.tenant("acme", pipeline=True) as conn:
-            await conn.execute("UPDATE memories SET importance = 0.01 WHERE id = %s", [mine.id])
-            await (await conn.execute("SELECT 1 / 0")).fetchall()
-    assert (await engram.get(mine.id, tenant="acme")).importance == before != 0.01  # rolled back
-    async with engram.db.tenant("acme", pipeline=True) as conn:  # the pooled connection is usable again
-        assert len(await (await conn.execute("SELECT id FROM memories")).fetchall()) == 1
+    one = Database(engram.db.conninfo, min_size=1, max_size=1)  # every block below on the same connection
+    await one.open()
+    try:
+        async with one.reads("acme", {"hnsw.ef_search": "77"}) as conn:
+            first = await conn.execute("SELECT content FROM memories")  # sent, not yet waited for
+            setting = await conn.execute("SELECT current_setting('hnsw.ef_search') AS ef")
+            assert [r["content"] for r in await first.fetchall()] == ["acme pipelined note"]
+            assert (await setting.fetchone()) == {"ef": "77"}
+            # Still the same implicit transaction after a fetch: the tenant and the settings hold.
+            later = await conn.execute("SELECT count(*) AS n, current_setting('hnsw.ef_search') AS ef FROM memories")
+        assert await later.fetchone() == {"n": 1, "ef": "77"}
+        async with one.reads("globex") as conn:  # the settings ended with the block's Sync
+            cur = await conn.execute("SELECT content, current_setting('hnsw.ef_search', true) AS ef FROM memories")
+        assert [(r["content"], r["ef"]) for r in await cur.fetchall()] == [("globex pipelined note", "")]
+        with pytest.raises(psycopg.errors.DivisionByZero):  # one implicit transaction: all of it or nothing
+            async with one.reads("acme") as conn:
+                await conn.execute("UPDATE memories SET importance = 0.01 WHERE id = %s", [mine.id])
+                await (await conn.execute("SELECT 1 / 0")).fetchall()
+        assert (await engram.get(mine.id, tenant="acme")).importance == before != 0.01
+        async with one.app() as conn:  # the pooled connection is usable again, with no tenant left set
+            sql = "SELECT count(*) AS n, current_setting('engram.tenant_id', true) AS t FROM memories"
+            assert await (await conn.execute(sql)).fetchone() == {"n": 0, "t": ""}
+    finally:
+        await one.close()

@@ -445,7 +445,7 @@ async def send_dense(
     own_index: bool = False,
     exact: bool = False,
 ) -> Cursor:
-    """``dense``'s statement, sent: in pipeline mode its rows can come back with the COMMIT (``dense_hits``).
+    """``dense``'s statement, sent: in pipeline mode its rows can come back with the closing Sync (``dense_hits``).
     Prepared at its first use on a connection (see ``engine.dense_settings``)."""
     column = "context_embedding" if context else "embedding"
     if exact:
@@ -597,7 +597,7 @@ async def add_cosines(conn: Conn, tenant_id: str, rows: list[dict[str, Any]], ve
 async def send_cosines(
     conn: Conn, tenant_id: str, rows: list[dict[str, Any]], vector: Any, model_id: str
 ) -> Cursor | None:
-    """``add_cosines``' statement, sent (in pipeline mode its rows can come back with the COMMIT)."""
+    """``add_cosines``' statement, sent (in pipeline mode its rows can come back with the closing Sync)."""
     if not rows:
         return None
     params = {"tenant_id": tenant_id, "ids": list({r["id"] for r in rows}), "qv": vector, "model_id": model_id}

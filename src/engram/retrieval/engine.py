@@ -40,13 +40,10 @@ TOUCH_INTERVAL = 1.0  # seconds between writes of usage statistics
 
 
 def recall_settings(cfg: RetrievalConfig) -> dict[str, str]:
-    """Transaction settings for a recall: HNSW iterative scans (filtered queries keep their recall), and an
-    asynchronous commit for the receipt: a PostgreSQL crash may lose the last fraction of a second of
-    receipts, never a memory (writes keep synchronous commits)."""
+    """Settings for a recall's reads: HNSW iterative scans (filtered queries keep their recall)."""
     return {
         "hnsw.iterative_scan": "relaxed_order",
         "hnsw.ef_search": str(cfg.ef_search),
-        "synchronous_commit": "off",
         "max_parallel_workers_per_gather": "0",  # a worker costs more to start than these queries take
     }
 
@@ -120,7 +117,7 @@ class Retriever:
         return cached[1]
 
     async def _corpus(self, conn: Conn, tenant_id: str) -> Corpus:
-        """The tenant's corpus statistics: cached, or read in this transaction."""
+        """The tenant's corpus statistics: cached, or read with the recall's reads."""
         corpus = self._cached_corpus(tenant_id)
         if corpus is None:
             corpus = await self.read_corpus(conn, tenant_id)
@@ -189,9 +186,9 @@ class Retriever:
         own = corpus.own_index
         exact = not own and corpus.n_docs < TENANT_INDEX_THRESHOLD  # below it, no tenant gets its own index
         rows = unscored.take()
-        # Pipelined: BEGIN, the settings, the queries and the COMMIT travel in one round trip; the rows come
-        # back with the COMMIT.
-        async with self.db.tenant(tenant_id, dense_settings(cfg), pipeline=True) as conn:
+        # Pipelined: the settings, the queries and the closing Sync travel in one round trip; the rows come
+        # back with the Sync.
+        async with self.db.reads(tenant_id, dense_settings(cfg)) as conn:
             sent = {"dense": await cq.send_dense(conn, f, qv, cfg, model_id=model, dims=dims, context=False,
                                                  own_index=own, exact=exact)}  # fmt: skip
             if corpus.has_context:
@@ -239,9 +236,9 @@ class Retriever:
         degraded_reason: str | None = None
         lists: dict[str, list[cq.Hit]] = {}
         try:
-            # Pipelined: BEGIN and the settings travel with the first statement; the rows of the statements
-            # sent last come back with the COMMIT.
-            async with self.db.tenant(tenant_id, recall_settings(cfg), pipeline=True) as conn:
+            # Pipelined: the settings travel with the first statement; the rows of the statements sent last
+            # come back with the closing Sync.
+            async with self.db.reads(tenant_id, recall_settings(cfg)) as conn:
                 if corpus is None or analysis is None:
                     corpus = await self._corpus(conn, tenant_id)
                     analysis = self._analyse(req, corpus, cfg)
@@ -259,7 +256,7 @@ class Retriever:
                 # rarest of them whatever it costs.
                 beside_dense = dense is not None and self.gateway is not None
                 # Each statement chooses its terms itself: all of them travel in one round trip, and their
-                # rows come back with the COMMIT.
+                # rows come back with the Sync.
                 lexical = (
                     await self._send_lexical(conn, f, cfg, corpus, req.query, known, not beside_dense)
                     if use_lexical
@@ -278,7 +275,7 @@ class Retriever:
                 )
             if known is None and dense is not None:  # the dense side may score them with its vector
                 unscored.give([h.row for hits in lists.values() for h in hits])
-            if dense is not None:  # its transaction committed while the dense side was still reading
+            if dense is not None:  # its reads ended while the dense side was still reading
                 qv, degraded_reason, found = await dense
                 lists.update(found)
                 dense = None
@@ -287,7 +284,7 @@ class Retriever:
                 await asyncio.wait([dense])
                 if not dense.cancelled():
                     dense.exception()
-        # What is left needs the database only now and then: a transaction of its own, opened on first use.
+        # What is left needs the database only now and then: reads of its own, opened on first use.
         async with _Later(self.db, tenant_id, cfg) as later:
             if qv is None and beside_dense and not lists.get("lexical"):  # the dense side failed after all
                 lists["lexical"] = await cq.lexical_hits(
@@ -540,9 +537,9 @@ def _request_record(req: RecallRequest, cfg: RetrievalConfig, analysis: QueryAna
 
 
 class _Later:
-    """A recall's second transaction, opened on first use (``await later()``): what only some recalls need
-    after fusion (cosines of rows read before the query vector was known, relations, MMR's vectors, long
-    contents). Commits on leaving the block."""
+    """A recall's second round of reads (``Database.reads``), opened on first use (``await later()``): what
+    only some recalls need after fusion (cosines of rows read before the query vector was known, relations,
+    MMR's vectors, long contents). Ends on leaving the block."""
 
     def __init__(self, db: Database, tenant_id: str, cfg: RetrievalConfig) -> None:
         self._db, self._tenant_id, self._cfg = db, tenant_id, cfg
@@ -554,7 +551,7 @@ class _Later:
 
     async def __call__(self) -> Conn:
         if self._conn is None:
-            opened = self._db.tenant(self._tenant_id, recall_settings(self._cfg), pipeline=True)
+            opened = self._db.reads(self._tenant_id, recall_settings(self._cfg))
             self._conn = await self._stack.enter_async_context(opened)
         return self._conn
 

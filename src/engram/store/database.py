@@ -3,6 +3,8 @@
 * ``tenant(tenant_id)``: a transaction running as the non-owner role ``engram_app`` with
   ``engram.tenant_id`` set for that transaction only, so row-level security hides every other tenant
   even from a query that forgot its tenant filter.
+* ``reads(tenant_id)``: the same scope for read-only statements, pipelined in one implicit transaction
+  (recall's candidate reads: no BEGIN or COMMIT to send and handle).
 * ``app()``: a transaction as ``engram_app`` with no tenant set (auth and job functions, the
   multi-tenant writes of receipts and usage counts).
 * ``owner()``: a connection as the connecting (owner) user, for migrations and schema upkeep only.
@@ -11,15 +13,16 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, LiteralString
+from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector_async
-from psycopg import AsyncConnection, AsyncCursor
+from psycopg import AsyncConnection, AsyncCursor, sql
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -28,7 +31,6 @@ from engram.errors import StoreUnavailable, ValidationError
 _log = logging.getLogger(__name__)
 
 APP_ROLE = "engram_app"
-_SET_CONFIG: LiteralString = "SELECT set_config(n, v, true) FROM unnest(%s::text[], %s::text[]) AS s(n, v)"
 TENANT_SETTING = "engram.tenant_id"
 
 Conn = AsyncConnection[DictRow]
@@ -47,7 +49,9 @@ class Database:
             timeout=timeout,
             open=False,
             configure=self._configure,
-            kwargs={"row_factory": dict_row},
+            # Transactions are explicit (``tenant``, ``app``) or implicit (``reads``); nothing waits on the
+            # pool's commit.
+            kwargs={"row_factory": dict_row, "autocommit": True},
             connection_class=AsyncConnection[DictRow],
         )
 
@@ -68,26 +72,34 @@ class Database:
         await conn.commit()
 
     @asynccontextmanager
-    async def tenant(
-        self, tenant_id: str, settings: Mapping[str, str] | None = None, *, pipeline: bool = False
-    ) -> AsyncIterator[Conn]:
+    async def tenant(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
         """A transaction scoped to one tenant (RLS on). Commits on success, rolls back on error.
-        ``settings`` are further transaction-local settings, set in the same round trip. With ``pipeline``
-        the connection is in pipeline mode: statements are sent without waiting for the previous ones'
-        results, until a result is fetched (BEGIN, the settings and the first query go in one round trip)."""
-        names = [TENANT_SETTING, *(settings or {})]
-        values = [tenant_id, *(settings or {}).values()]
+        ``settings`` are further transaction-local settings, set in the same round trip as the tenant."""
         try:
-            async with self._pool.connection() as conn, contextlib.AsyncExitStack() as stack:
-                if pipeline:
-                    await stack.enter_async_context(conn.pipeline())
-                await stack.enter_async_context(conn.transaction())
-                await conn.execute(_SET_CONFIG, [names, values])
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute(_set_config(tuple(settings.items()) if settings else ()), [tenant_id])
                 yield conn
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
         except psycopg.errors.CheckViolation as exc:
             raise check_violation_error(exc) from exc
+
+    @asynccontextmanager
+    async def reads(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
+        """Read-only statements of one tenant (RLS on), in pipeline mode: they are sent without waiting for
+        each other's results (until one is fetched), after the tenant and ``settings``, and all of them run
+        in one implicit transaction that the pipeline's closing Sync ends. Results not fetched inside the
+        block come back with that Sync; the settings end with it.
+
+        No BEGIN or COMMIT: in the client, a pipelined ``transaction()`` cost about 0.7 ms of CPU against
+        0.3 ms for the same statements this way (two of them a recall). Only for statements that write
+        nothing (a statement that fails ends the implicit transaction and the rest of the block's)."""
+        try:
+            async with self._pool.connection() as conn, conn.pipeline():
+                await conn.execute(_set_config(tuple(settings.items()) if settings else ()), [tenant_id])
+                yield conn
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
 
     @asynccontextmanager
     async def app(self) -> AsyncIterator[Conn]:
@@ -115,6 +127,16 @@ class Database:
 
     def stats(self) -> dict[str, Any]:
         return dict(self._pool.get_stats())
+
+
+@functools.lru_cache(maxsize=128)
+def _set_config(settings: tuple[tuple[str, str], ...]) -> bytes:
+    """The statement that sets a transaction's tenant (its one parameter) and these further settings, their
+    values as literals: composed once per set of settings and prepared like any other statement (as two
+    text arrays, the names and values were dumped element by element on every transaction)."""
+    calls = [sql.SQL("set_config({}, %s, true)").format(sql.Literal(TENANT_SETTING))]
+    calls += [sql.SQL("set_config({}, {}, true)").format(sql.Literal(n), sql.Literal(v)) for n, v in settings]
+    return (sql.SQL("SELECT ") + sql.SQL(", ").join(calls)).as_bytes(None)
 
 
 # Constraint name -> field it guards, so a database CHECK failure still names the field.
