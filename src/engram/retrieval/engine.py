@@ -473,7 +473,7 @@ class Retriever:
             return
         tenants, ids, counts = (list(col) for col in zip(*rows, strict=True))
         try:  # one statement for every tenant
-            async with self.db.app() as conn:
+            async with self.db.app(transaction=False) as conn:  # one statement, committed asynchronously
                 await conn.execute(rc.TOUCH, [tenants, ids, counts])
         except Exception as exc:  # usage statistics must never fail anything
             _log.warning("could not record the use of %d memories: %s", len(rows), exc)

@@ -78,7 +78,7 @@ _dumps = functools.partial(orjson.dumps, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
 async def insert(conn: Conn, rows: Sequence[ReceiptRow]) -> None:
-    """Store receipts, of any tenants, in one statement (a transaction with no tenant set: ``Database.app``).
+    """Store receipts, of any tenants, in one statement (as engram_app with no tenant set: ``Database.app``).
     A receipt already stored is left as it is."""
     await conn.execute(INSERT, [Jsonb([r.document() for r in rows], dumps=_dumps)])
 

@@ -102,11 +102,17 @@ class Database:
             raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
 
     @asynccontextmanager
-    async def app(self) -> AsyncIterator[Conn]:
-        """A transaction as engram_app with no tenant set: sees no tenant rows, may call the auth/job functions."""
+    async def app(self, *, transaction: bool = True) -> AsyncIterator[Conn]:
+        """A transaction as engram_app with no tenant set: sees no tenant rows, may call the auth/job functions.
+        Without ``transaction``, each statement is its own (implicit) transaction: for a block of one
+        statement, which then needs no BEGIN and COMMIT round trips (the receipts' and usage counts' writes)."""
         try:
-            async with self._pool.connection() as conn, conn.transaction():
-                yield conn
+            async with self._pool.connection() as conn:
+                if not transaction:
+                    yield conn
+                    return
+                async with conn.transaction():
+                    yield conn
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
 
