@@ -536,3 +536,40 @@ async def test_a_new_databases_recall_tables_are_analyzed_once_they_hold_memorie
     await engram.recall("parcel depot")
     await engram.retriever.drain()
     assert await reltuples() == 5
+
+
+async def test_vectors_carry_their_memorys_visibility_for_the_dense_prefilter(engram: Engram) -> None:
+    async def copies() -> dict[str, tuple[str | None, str | None, str | None]]:
+        async with engram.db.owner() as conn:
+            rows = await (
+                await conn.execute("SELECT memory_id, visibility, user_id, workflow_id FROM memory_embeddings")
+            ).fetchall()
+        return {str(r["memory_id"]): (r["visibility"], r["user_id"], r["workflow_id"]) for r in rows}
+
+    private = await engram.remember("Quokka colony survey notes from the island", user_id="u1")
+    team = await engram.remember("Quokka feeding rules for the whole team", visibility="tenant")
+    flow = await engram.remember("Quokka workflow checklist", visibility="workflow", workflow_id="wf-1")
+    assert await copies() == {
+        str(private.id): ("user", "u1", None),
+        str(team.id): ("tenant", None, None),
+        str(flow.id): ("workflow", None, "wf-1"),
+    }
+
+    async def seen(user: str, workflow: str | None = None) -> set[str]:
+        cfg = preset("dense", min_similarity=-1)
+        r = await engram.recall("quokka", user_id=user, workflow_id=workflow, preset="dense", config=cfg)
+        return {str(i.id) for i in r.items}
+
+    assert await seen("u2") == {str(team.id)} and await seen("u1", "wf-1") == {str(private.id), str(team.id),
+                                                                               str(flow.id)}  # fmt: skip
+    # A change of the memory's visibility reaches its vector in the same transaction.
+    await engram.update(private.id, {"visibility": "tenant"}, expected_revision=private.revision)
+    assert (await copies())[str(private.id)] == ("tenant", "u1", None)
+    assert await seen("u2") == {str(private.id), str(team.id)}
+    # A vector stored before the copies existed (none) passes the prefilter; the memory still decides.
+    await owner_sql(engram, "UPDATE memory_embeddings SET visibility = NULL, user_id = NULL, workflow_id = NULL")
+    assert await seen("u2") == {str(private.id), str(team.id)} and await seen("u3", "wf-1") == {
+        str(private.id), str(team.id), str(flow.id)}  # fmt: skip
+    # A stale copy can only hide, never show: the memory's own filter still applies to every candidate.
+    await owner_sql(engram, "UPDATE memory_embeddings SET visibility = 'tenant' WHERE memory_id = %s", flow.id)
+    assert await seen("u2") == {str(private.id), str(team.id)}

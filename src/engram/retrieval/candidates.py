@@ -364,6 +364,15 @@ def dense_statement(model_id: str, dims: int, column: str, f: Filter, *, limit: 
     return _dense_sql(model_id, dims, column, f.params["tenant_id"], f.shape, limit, own_index)
 
 
+# The visibility part of the filter, on the vector's copy of its memory's fields (migration 0010): the
+# dense statements drop the vectors the caller may not see before looking their memories up (a vector
+# stored before that migration has no copy and passes; the memory decides, as it does for every candidate).
+_EMBEDDING_VISIBLE: LiteralString = """
+    (e.visibility IS NULL OR e.visibility IN ('tenant', 'system')
+     OR (e.visibility = 'user' AND (e.user_id IS NULL OR e.user_id = %(user_id)s))
+     OR (e.visibility = 'workflow' AND (e.workflow_id IS NULL OR e.workflow_id = %(workflow_id)s)))
+"""
+
 # What both dense statements select, and from where.
 _DENSE_FROM: LiteralString = (
     "SELECT e.memory_id AS id, {score} AS score, {cos_self} AS cos_self, {cos_context} AS cos_context, {columns}"
@@ -389,8 +398,8 @@ def _dense_sql(
 ) -> bytes:
     kind = "halfvec" if own_index else "vector"
     return sql.SQL(
-        _DENSE_FROM + " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND {filter}"
-        " ORDER BY e.{col}::{kind}({dims}) {order} %(qv)s::{kind}({dims}) LIMIT {limit}"
+        _DENSE_FROM + " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND " + _EMBEDDING_VISIBLE
+        + " AND {filter} ORDER BY e.{col}::{kind}({dims}) {order} %(qv)s::{kind}({dims}) LIMIT {limit}"
     ).format(
         **_dense_parts(column, dims), kind=sql.SQL(kind), order=sql.SQL("<#>" if own_index else "<=>"),
         model=sql.Literal(model_id), filter=filter_clause(shape), tenant=sql.Literal(tenant_id),
@@ -405,8 +414,8 @@ def _dense_sql(
 @functools.lru_cache(maxsize=64)
 def _exact_sql(model_id: str, dims: int, column: str, shape: tuple[str, ...], limit: int) -> bytes:
     return sql.SQL(
-        _DENSE_FROM + " WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{col} IS NOT NULL"
-        " AND {filter} ORDER BY score DESC, id LIMIT {limit}"
+        _DENSE_FROM + " WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{col} IS NOT NULL AND "
+        + _EMBEDDING_VISIBLE + " AND {filter} ORDER BY score DESC, id LIMIT {limit}"
     ).format(
         **_dense_parts(column, dims), model=sql.Literal(model_id), filter=filter_clause(shape),
         limit=sql.Literal(limit),
