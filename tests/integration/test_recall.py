@@ -425,6 +425,39 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
     assert len(rows) == 1 and rows[0]["generic_plans"] >= 3 and rows[0]["custom_plans"] == 0
 
 
+async def test_a_tenant_index_of_the_earlier_layout_serves_until_the_denser_one_replaces_it(engram: Engram) -> None:
+    from engram.store import embeddings as emb
+
+    await engram.remember_many([{"content": f"Pallet {n} cleared customs in Antwerp"} for n in range(6)])
+    assert engram.gateway is not None
+    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    earlier = emb.tenant_index_name(model, "acme", layout="_hip")
+    await owner_sql(
+        engram,
+        f'CREATE INDEX "{earlier}" ON memory_embeddings USING hnsw ((embedding::halfvec({dims})) halfvec_ip_ops)'
+        f" WITH (m = 24, ef_construction = 200) WHERE model_id = '{model}' AND tenant_id = 'acme'",
+    )
+    async with engram.db.tenant("acme") as conn:
+        assert (await engram.retriever.read_corpus(conn, "acme")).own_index  # the same order: it serves
+    assert await engram.index_large_tenants(threshold=5) == ["acme"]
+    async with engram.db.owner() as conn:
+        rows = await (
+            await conn.execute(
+                "SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+                " WHERE c.relname LIKE %s AND i.indisvalid",
+                [emb.tenant_index_name(model, "acme", layout="") + "%"],
+            )
+        ).fetchall()
+    options = {r["relname"]: set(r["reloptions"]) for r in rows}
+    current = emb.tenant_index_name(model, "acme")
+    assert set(options) == {current, emb.tenant_index_name(model, "acme", context=True)}  # the earlier one dropped
+    assert options[current] == {f"m={emb.TENANT_INDEX_M}", f"ef_construction={emb.TENANT_INDEX_EF_CONSTRUCTION}"}
+    async with engram.db.tenant("acme") as conn:
+        assert (await engram.retriever.read_corpus(conn, "acme")).own_index
+    result = await engram.recall("Antwerp customs pallet", preset="dense", max_items=3)
+    assert len(result.items) == 3 and all("Antwerp" in i.content for i in result.items)
+
+
 async def test_small_tenants_dense_statement_is_exact_and_agrees_with_the_planned_one(engram: Engram) -> None:
     await engram.remember_many(
         [{"content": f"Invoice {n} was " + "paid " * (n + 1) + "by bank transfer"} for n in range(8)]

@@ -249,8 +249,8 @@ ANALYZE_RECALL_TABLES: LiteralString = "ANALYZE memories, memory_embeddings, sea
 
 # What recall needs to know about a tenant's corpus, in one statement: BM25F's document count and average
 # length, the speakers (for query analysis), whether context vectors exist, the text search configuration,
-# whether the tenant has a (valid) HNSW index of its own for the current model; and whether the recall
-# tables have never been analyzed (a new database).
+# whether the tenant has a (valid) HNSW index of its own for the current model (``own_index_names``); and
+# whether the recall tables have never been analyzed (a new database).
 CORPUS: LiteralString = """
 SELECT s.n, s.avgdl,
        ARRAY(SELECT DISTINCT speaker FROM memories
@@ -258,7 +258,8 @@ SELECT s.n, s.avgdl,
        EXISTS (SELECT 1 FROM memory_embeddings
                 WHERE tenant_id = %(tenant_id)s AND context_embedding IS NOT NULL) AS has_context,
        coalesce((SELECT fts_config::text FROM tenants WHERE tenant_id = %(tenant_id)s), 'english') AS fts_config,
-       coalesce((SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%(own_index)s)), false)
+       EXISTS (SELECT 1 FROM pg_index i
+                WHERE i.indexrelid IN (SELECT to_regclass(n) FROM unnest(%(own_indexes)s::text[]) n) AND i.indisvalid)
            AS own_index,
        (SELECT bool_or(c.reltuples < 0) FROM pg_class c
          WHERE c.oid IN ('memories'::regclass, 'memory_embeddings'::regclass, 'search_postings'::regclass))

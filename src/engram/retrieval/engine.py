@@ -27,7 +27,7 @@ from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
 from engram.retrieval.query import QueryAnalysis, analyse
 from engram.retrieval.receipt_writer import ReceiptWriter
 from engram.store.database import Conn, Cursor, Database
-from engram.store.embeddings import TENANT_INDEX_THRESHOLD, tenant_index_name
+from engram.store.embeddings import TENANT_INDEX_THRESHOLD, own_index_names
 
 if TYPE_CHECKING:
     from engram.providers.base import Vector
@@ -125,8 +125,10 @@ class Retriever:
         return corpus
 
     async def read_corpus(self, conn: Conn, tenant_id: str) -> Corpus:
-        own = tenant_index_name(self.gateway.model_id, tenant_id) if self.gateway else None
-        row = await (await conn.execute(cq.CORPUS, {"tenant_id": tenant_id, "own_index": own}, binary=True)).fetchone()
+        own = own_index_names(self.gateway.model_id, tenant_id) if self.gateway else []
+        row = await (
+            await conn.execute(cq.CORPUS, {"tenant_id": tenant_id, "own_indexes": own}, binary=True)
+        ).fetchone()
         assert row is not None
         if row["unanalyzed"] and row["n"] > 0:
             self._analyze_soon()
