@@ -131,6 +131,7 @@ async def evaluate(
     session_rows: list[dict[str, float]] = []
     turn_rows: list[dict[str, float]] = []
     latencies: list[float] = []
+    engram.retriever.clear_query_cache()  # each preset's latency includes its queries' embedding
     for instance in data[:limit]:
         if not scored(instance):
             continue
