@@ -119,7 +119,8 @@ TENANT_INDEX_EF_CONSTRUCTION = 400
 # on disk, far slower, once the graph outgrows maintenance_work_mem); PostgreSQL takes it only as needed.
 INDEX_BUILD_MEMORY_KB = 1024 * 1024
 _LAYOUT = "_h32"  # the layout of a tenant index; earlier ones are replaced (``_EARLIER``)
-_EARLIER = ("_hip", "_ip", "")  # m 24 halfvec inner product, full-vector inner product, cosine
+_PREVIOUS = "_hip"  # m 24, halfvec inner product: recall's order, so it serves until replaced
+_EARLIER = (_PREVIOUS, "_ip", "")  # and full-vector inner product, cosine
 
 
 def tenant_index_name(model_id: str, tenant_id: str, *, context: bool = False, layout: str = _LAYOUT) -> str:
@@ -131,10 +132,14 @@ def tenant_index_name(model_id: str, tenant_id: str, *, context: bool = False, l
 def own_index_names(model_id: str, tenant_id: str) -> list[str]:
     """The names under which a tenant's own index serves recall's halfvec inner-product order: the current
     layout's, and the previous one's (the same order, a sparser graph) until the current one replaces it."""
-    return [tenant_index_name(model_id, tenant_id, layout=layout) for layout in (_LAYOUT, "_hip")]
+    return [tenant_index_name(model_id, tenant_id, layout=layout) for layout in (_LAYOUT, _PREVIOUS)]
 
 
-SHOW_BUILD_MEMORY: LiteralString = "SELECT pg_size_bytes(current_setting('maintenance_work_mem')) / 1024 AS kb"
+# This session's maintenance_work_mem raised to at least INDEX_BUILD_MEMORY_KB (never lowered).
+RAISE_BUILD_MEMORY: LiteralString = """
+SELECT set_config('maintenance_work_mem',
+                  greatest(pg_size_bytes(current_setting('maintenance_work_mem')) / 1024, %s) || 'kB', false)
+"""
 
 
 async def index_large_tenants(
@@ -156,16 +161,9 @@ async def index_large_tenants(
     indexed now."""
     existing = {r["indexname"] for r in await (await conn.execute(EXISTING_INDEXES)).fetchall()}
     done = []
-    large = await (await conn.execute(LARGE_TENANTS, [model_id, threshold])).fetchall()
-    if any(
-        tenant_index_name(model_id, r["tenant_id"], context=c) not in existing for r in large for c in (False, True)
-    ):
-        row = await (await conn.execute(SHOW_BUILD_MEMORY)).fetchone()
-        if row is not None and int(row["kb"]) < INDEX_BUILD_MEMORY_KB:  # raised for this session, never lowered
-            await conn.execute(
-                sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(f"{INDEX_BUILD_MEMORY_KB}kB"))
-            )
-    for row in large:
+    # A session setting: the connection is this pass's own.
+    await conn.execute(RAISE_BUILD_MEMORY, [INDEX_BUILD_MEMORY_KB])
+    for row in await (await conn.execute(LARGE_TENANTS, [model_id, threshold])).fetchall():
         tenant_id = row["tenant_id"]
         for column, context in (("embedding", False), ("context_embedding", True)):
             name = tenant_index_name(model_id, tenant_id, context=context)
