@@ -4,6 +4,7 @@ database per test cloned from it (so each test has its own schema and data)."""
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 TEMPLATE = "engram_template"
+_SERVICE_PASSWORD: list[str] = []  # the session cluster's service login (set by ``template_db``)
 
 
 @pytest.fixture(scope="session")
@@ -47,6 +49,8 @@ async def template_db(pg_server: EmbeddedPostgres) -> str:
         await migrate(conn)  # type: ignore[arg-type]
         hashing = HashingEmbedder()
         await emb.register_model(conn, hashing.model_id, hashing.dimensions)  # type: ignore[arg-type]
+    pg_server.provision_service_login()  # the service's pool logs in as engram_app, as it does in production
+    _SERVICE_PASSWORD[:] = [pg_server.service_password()]
     return url
 
 
@@ -82,8 +86,19 @@ def empty_database_url(pg_server: EmbeddedPostgres) -> Iterator[str]:
         _drop(pg_server, name)
 
 
+def service_url(owner_url: str) -> str:
+    """The same database, as the service's least-privileged login (engram_app with its password)."""
+    return re.sub(r"^postgresql://[^:@/]*:[^@/]*@", f"postgresql://engram_app:{_SERVICE_PASSWORD[0]}@", owner_url)
+
+
 def settings_for(url: str, **kw: object) -> Settings:
-    return Settings(database_url=url, data_dir=Path("/nonexistent"), **kw)  # type: ignore[arg-type]
+    """Settings for a test database: the pool logs in as the service role, ``url`` (a superuser) owns it."""
+    return Settings(
+        database_url=service_url(url),
+        owner_database_url=url,
+        data_dir=Path("/nonexistent"),
+        **kw,  # type: ignore[arg-type]
+    )
 
 
 @pytest.fixture

@@ -24,6 +24,11 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("DATABASE_URL", "ENGRAM_DATABASE_URL"),
         description="External PostgreSQL (>= 14 with pgvector >= 0.8 and pg_trgm). Unset: embedded PostgreSQL.",
     )
+    owner_database_url: SecretStr | None = Field(
+        default=None,
+        description="The schema owner's PostgreSQL URL, for `engram migrate` and index upkeep (external databases; "
+        "DATABASE_URL is then the service's own login, granted engram_app).",
+    )
     data_dir: Path = Field(default_factory=default_data_dir, description="Embedded database directory.")
     embedded_shared_buffers: str = Field(
         default="auto",
@@ -50,6 +55,18 @@ class Settings(BaseSettings):
     )
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=10, ge=1)
+    tenant_pool_share: float = Field(
+        default=0.5, gt=0, le=1, description="Share of the pool one tenant may hold at once; beyond it: HTTP 429."
+    )
+    statement_timeout: float = Field(
+        default=5.0, gt=0, le=3600, description="Seconds a database statement may run before it is cancelled (503)."
+    )
+    max_body_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body the REST API reads (413 beyond it): a batch of 1,000 memories of "
+        "12,000 characters.",
+    )
     enrichment_interval: float = Field(default=1.0, gt=0, description="Seconds between enrichment polls.")
     log_level: str = "INFO"
 

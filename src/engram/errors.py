@@ -7,12 +7,15 @@ Every error Engram raises on purpose derives from :class:`EngramError`; callers 
      ├── NotFoundError            no such memory/key in this tenant (HTTP 404, exit 3)
      ├── ConflictError            the state changed under you (HTTP 409, exit 4)
      │    ├── IdempotencyConflict   same external_id, different content
-     │    └── RevisionConflict      stale expected revision
+     │    ├── RevisionConflict      stale expected revision
+     │    └── NotCurrent            the memory was superseded or deleted: change the current one
      ├── PreconditionRequired     an update without an expected revision (HTTP 428, exit 2)
      ├── AuthenticationError      missing or unknown API key (HTTP 401, exit 5)
-     ├── PermissionDenied         the key's role may not do this (HTTP 403, exit 5)
+     ├── PermissionDenied         the key's role or binding may not do this (HTTP 403, exit 5)
      ├── PolicyRejection          admission policy refused the memory (HTTP 422, exit 6)
+     ├── Throttled                the tenant holds its share of the service; retry later (HTTP 429, exit 9)
      ├── StoreUnavailable         PostgreSQL cannot be reached or started (HTTP 503, exit 7)
+     │    └── StoreTimeout          a statement ran past its time limit (HTTP 503, exit 7)
      ├── MigrationError           a schema migration failed or was edited after it ran (exit 7)
      └── ProviderError            an embedder/LLM failed (HTTP 502, exit 8)
           └── ProviderTimeout       ... or did not answer in time
@@ -28,6 +31,7 @@ __all__ = [
     "EngramError",
     "IdempotencyConflict",
     "MigrationError",
+    "NotCurrent",
     "NotFoundError",
     "PermissionDenied",
     "PolicyRejection",
@@ -35,7 +39,9 @@ __all__ = [
     "ProviderError",
     "ProviderTimeout",
     "RevisionConflict",
+    "StoreTimeout",
     "StoreUnavailable",
+    "Throttled",
     "ValidationError",
 ]
 
@@ -98,6 +104,17 @@ class RevisionConflict(ConflictError):
         self.current_revision = current_revision
 
 
+class NotCurrent(ConflictError):
+    """The memory is no longer the current one (superseded or deleted): ``current_id`` names the one that
+    holds its fact now, if any."""
+
+    code = "not_current"
+
+    def __init__(self, message: str, *, current_id: str | None, field: str | None = "id") -> None:
+        super().__init__(message, field=field)
+        self.current_id = current_id
+
+
 class PreconditionRequired(EngramError):
     code = "precondition_required"
 
@@ -107,7 +124,14 @@ class AuthenticationError(EngramError):
 
 
 class PermissionDenied(EngramError):
-    code = "forbidden"
+    """The caller's role may not do this (``required_role`` names the least role that may), or the
+    request names a user or agent other than the one its key is bound to."""
+
+    code = "permission_denied"
+
+    def __init__(self, message: str, *, required_role: str | None = None, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.required_role = required_role
 
 
 class PolicyRejection(EngramError):
@@ -118,8 +142,25 @@ class PolicyRejection(EngramError):
         self.reasons = reasons
 
 
+class Throttled(EngramError):
+    """The tenant already holds its share of the database connections; ``retry_after`` is in seconds."""
+
+    code = "throttled"
+
+    def __init__(self, message: str, *, retry_after: int = 1, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.retry_after = retry_after
+
+
 class StoreUnavailable(EngramError):
     code = "store_unavailable"
+    retry_after = 1  # seconds, for clients that retry
+
+
+class StoreTimeout(StoreUnavailable):
+    """A statement ran longer than ``ENGRAM_STATEMENT_TIMEOUT`` and was cancelled; nothing was written."""
+
+    code = "timeout"
 
 
 class MigrationError(EngramError):

@@ -7,7 +7,6 @@ import pytest
 
 from engram import Engram
 from engram.api import create_app
-from engram.store import keys
 
 MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
 
@@ -18,9 +17,9 @@ async def make_client(engram: Engram) -> AsyncIterator[MakeClient]:
     app = create_app(engram, run_worker=False)
     clients: list[httpx.AsyncClient] = []
 
-    async def make(tenant: str = "acme", role: str = "agent") -> httpx.AsyncClient:
-        async with engram.db.tenant(tenant) as conn:
-            _, key = await keys.create(conn, tenant, role, "test")
+    async def make(tenant: str = "acme", role: str = "agent", **binding: str) -> httpx.AsyncClient:
+        made = await engram.create_key({"role": role, "name": "test", **binding}, tenant=tenant)
+        key = made.key
         client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app),
             base_url="http://engram.test",

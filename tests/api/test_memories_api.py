@@ -92,7 +92,7 @@ async def test_get_list_and_pagination(client: httpx.AsyncClient) -> None:
         r = await client.post("/v1/memories", json={"content": f"note number {i}", "user_id": "u1", "tags": ["t"]})
         ids.append(r.json()["id"])
     await client.post("/v1/memories", json={"content": "other user", "user_id": "u2"})
-    got = await client.get(f"/v1/memories/{ids[0]}")
+    got = await client.get(f"/v1/memories/{ids[0]}", params={"user_id": "u1"})  # an agent acts as the user
     assert got.status_code == 200 and got.json()["content"] == "note number 0"
     assert got.headers["etag"] == '"1"'
     seen: list[str] = []
@@ -154,7 +154,8 @@ async def test_concurrent_patches_one_wins_one_conflicts(client: httpx.AsyncClie
     assert history[-1]["snapshot"]["content"] == winner.json()["content"]
 
 
-async def test_archive_delete_history(client: httpx.AsyncClient) -> None:
+async def test_archive_delete_history(make_client: MakeClient) -> None:
+    client = await make_client(role="reviewer")  # deleting takes a reviewer
     mid = (await client.post("/v1/memories", json={"content": "Temporary access for Bob"})).json()["id"]
     arch = await client.post(f"/v1/memories/{mid}/archive")
     assert arch.status_code == 200 and arch.json()["status"] == "archived"
@@ -166,7 +167,8 @@ async def test_archive_delete_history(client: httpx.AsyncClient) -> None:
     assert gone.status_code == 204
     assert (await client.get(f"/v1/memories/{mid}")).status_code == 404
     assert (await client.get(f"/v1/memories/{mid}/history")).status_code == 404
-    assert (await client.delete(f"/v1/memories/{mid}")).status_code == 404
+    again = await client.delete(f"/v1/memories/{mid}")  # deleted: the tombstone says so
+    assert again.status_code == 409 and error_of(again)["code"] == "not_current"
 
 
 async def test_batch_reports_per_item(client: httpx.AsyncClient) -> None:
@@ -189,7 +191,7 @@ async def test_batch_reports_per_item(client: httpx.AsyncClient) -> None:
 
 async def test_tenant_comes_only_from_the_key(make_client: MakeClient) -> None:
     acme = await make_client("acme")
-    globex = await make_client("globex")
+    globex = await make_client("globex", role="admin")
     mid = (await acme.post("/v1/memories", json={"content": "acme only"})).json()["id"]
     assert (await globex.get(f"/v1/memories/{mid}")).status_code == 404
     assert (

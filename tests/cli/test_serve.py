@@ -167,7 +167,7 @@ def test_acknowledged_writes_survive_a_graceful_restart(
 def test_writes_to_another_tenants_memory_answer_404(data_dir: Path, workdir: Path, serve: Serve) -> None:
     server = serve(data_dir)
     key_a = create_key(data_dir, workdir, "acme")
-    key_b = create_key(data_dir, workdir, "globex")
+    key_b = create_key(data_dir, workdir, "globex", role="admin")  # may do anything, in its own tenant
 
     with server.client(key_a) as a, server.client(key_b) as b:
         r = a.post("/v1/memories", json={"content": "acme's secret plan", "tags": ["plan"]})

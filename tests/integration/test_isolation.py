@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from engram import Engram, NotFoundError
+from engram import Engram, NotFoundError, PermissionDenied
 from engram.store.database import Database
 
 
@@ -30,7 +30,7 @@ async def test_rls_blocks_an_unfiltered_cross_tenant_query(engram: Engram) -> No
 
 async def test_rls_refuses_writes_into_another_tenant(engram: Engram) -> None:
     other = await engram.remember("globex note", tenant="globex")
-    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+    with pytest.raises(PermissionDenied):  # the database's refusal, translated at the store boundary
         async with engram.db.tenant("acme") as conn:
             await conn.execute(
                 "INSERT INTO audit_events (tenant_id, id, actor, action) VALUES ('globex', gen_random_uuid(), 'x', 'y')"

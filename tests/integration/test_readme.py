@@ -8,13 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import service_url
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_readme_python_example_runs(database_url: str) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     assert blocks, "the README has no python example"
-    env = {**os.environ, "DATABASE_URL": database_url, "ENGRAM_EMBEDDER": "hashing"}
+    env = {
+        **os.environ, "DATABASE_URL": service_url(database_url), "ENGRAM_OWNER_DATABASE_URL": database_url,
+        "ENGRAM_EMBEDDER": "hashing",
+    }  # fmt: skip
     for code in blocks:
         done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr

@@ -145,7 +145,7 @@ async def test_every_change_is_in_history_and_audit(engram: Engram) -> None:
     await engram.archive(w.id)
     history = await engram.history(w.id)
     assert [(h.revision, h.change) for h in history] == [(1, "created"), (2, "updated"), (3, "archived")]
-    assert history[1].snapshot["importance"] == pytest.approx(0.9)
+    assert history[1].snapshot.importance == 0.9  # as sent: stored in double precision
     async with engram.db.tenant("acme") as conn:
         rows = await (
             await conn.execute(

@@ -83,7 +83,7 @@ def first_match(rows: list[tuple[type[errors.EngramError], int]], cls: type[erro
 def test_every_error_class_is_documented() -> None:
     doc = read("errors.md")
     classes = error_classes()
-    assert len(classes) == 14
+    assert len(classes) == 17
     documented = {row["Class"] for row in table(doc, "Class")}
     for cls in classes:
         assert cls.__name__ in doc
@@ -115,6 +115,8 @@ def test_error_body_keys_are_documented() -> None:
         errors.IdempotencyConflict("used", existing_id="0190"),
         errors.PolicyRejection("no", reasons=["too_long"]),
         errors.NotFoundError("gone", field="id"),
+        errors.NotCurrent("superseded", current_id="0191"),
+        errors.PermissionDenied("agents may not", required_role="reviewer"),
     ]
     keys = {key for exc in samples for key in error_body(exc)}
     assert {"code", "message", "field", "details", "current_revision", "existing_id"} <= keys

@@ -8,9 +8,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from engram import __version__
-from engram.api import errors
-from engram.api.auth import KeyCache
-from engram.api.routes import router
+from engram.api import admin_routes, errors, routes
+from engram.api.guard import RequestGuard
 from engram.config import Settings
 from engram.service import Engram
 from engram.workers.enrichment import EnrichmentWorker
@@ -22,10 +21,12 @@ def create_app(
     *,
     run_worker: bool = True,
     enrichment_interval: float = 1.0,
+    max_body_bytes: int | None = None,
 ) -> FastAPI:
     """Build the app. Given an open ``engram`` it uses it (and leaves closing it to the caller);
     otherwise it opens one from ``settings`` on start-up and closes it on shutdown. The enrichment
     worker runs inside the app until a separate ``engram worker`` process exists."""
+    settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -48,10 +49,12 @@ def create_app(
         version=__version__,
         summary="Durable, typed, tenant-isolated memory for AI agents",
         lifespan=lifespan,
+        redirect_slashes=False,  # /v1/memories/ is a 404 with a JSON body, not a 307 to follow
     )
-    app.state.key_cache = KeyCache()
     if engram is not None:
         app.state.engram = engram  # usable without running the lifespan (tests, embedding in other apps)
     errors.install(app)
-    app.include_router(router)
+    app.include_router(routes.router)
+    app.include_router(admin_routes.router)
+    app.add_middleware(RequestGuard, max_body_bytes=max_body_bytes or settings.max_body_bytes)
     return app

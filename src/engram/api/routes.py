@@ -1,4 +1,5 @@
-"""Routes under /v1 (SPEC 9)."""
+"""Routes under /v1 (SPEC 9). Each passes the caller's principal to the service, which decides what it may
+do; ``user_id``, ``agent_id`` and ``workflow_id`` query parameters say whom an unbound key acts as."""
 
 from __future__ import annotations
 
@@ -9,15 +10,16 @@ from fastapi import APIRouter, Depends, Header, Query, Response
 
 from engram.api.auth import get_engram, principal
 from engram.api.errors import error_body
+from engram.api.guard import known_query
 from engram.api.schemas import BatchItemResult, BatchRequest, BatchResponse, Health, WriteResponse
 from engram.errors import EngramError, PreconditionRequired, ValidationError
 from engram.model import HistoryEntry, Memory, MemoryInput, MemoryPage, MemoryPatch
-from engram.model.memory import Kind, Status
+from engram.model.access import Principal
+from engram.model.memory import Kind, ScopeId, Status
 from engram.model.recall import RecallRequest, RecallResult, Receipt, Relation, RelationInput
 from engram.service import Engram
-from engram.store.keys import Principal
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(known_query)])
 
 EngramDep = Annotated[Engram, Depends(get_engram)]
 Caller = Annotated[Principal, Depends(principal)]
@@ -26,6 +28,10 @@ EmbedParam = Annotated[
     Query(description="sync: embed before committing (falls back to deferred if the embedder fails); "
           "deferred: commit now, embed in the background"),
 ]  # fmt: skip
+ActingUser = Annotated[ScopeId | None, Query(description="Act as this user (a key bound to a user acts as it)")]
+ActingAgent = Annotated[ScopeId | None, Query(description="Act as this agent (a key bound to an agent acts as it)")]
+ActingWorkflow = Annotated[ScopeId | None, Query(description="Act within this workflow")]
+IfMatch = Annotated[str | None, Header(description="The revision you read (GET returns it as ETag)")]
 
 
 def _revision(value: str | None, *, required: bool) -> int | None:
@@ -37,7 +43,7 @@ def _revision(value: str | None, *, required: bool) -> int | None:
             )
         return None
     raw = value.strip().removeprefix("W/").strip('"')
-    if not raw.isdigit() or int(raw) < 1:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9 or int(raw) < 1:
         raise ValidationError(f"If-Match must be a revision number such as 3, got {value!r}", field="If-Match")
     return int(raw)
 
@@ -47,7 +53,7 @@ async def create_memory(
     body: MemoryInput, response: Response, engram: EngramDep, caller: Caller, embed: EmbedParam = "sync"
 ) -> WriteResponse:
     """Write one memory. 201 when created, 200 when an identical write is replayed."""
-    result = await engram.remember(body, tenant=caller.tenant_id, actor=caller.actor, embed=embed)
+    result = await engram.remember(body, principal=caller, embed=embed)
     if result.replayed:
         response.status_code = 200
     response.headers["Location"] = f"/v1/memories/{result.id}"
@@ -59,16 +65,13 @@ async def create_memories(
     body: BatchRequest, engram: EngramDep, caller: Caller, embed: EmbedParam = "sync"
 ) -> BatchResponse:
     """Write up to 1,000 memories. Each item is atomic on its own and reported on its own."""
-    results = await engram.remember_many(body.items, tenant=caller.tenant_id, actor=caller.actor, embed=embed)
-    out: list[BatchItemResult] = []
-    for index, r in enumerate(results):
-        if isinstance(r, EngramError):
-            err = error_body(r)
-            if err.get("field"):
-                err["field"] = f"items[{index}].{err['field']}"
-            out.append(BatchItemResult(index=index, ok=False, error=err))
-        else:
-            out.append(BatchItemResult(index=index, ok=True, result=WriteResponse.of(r)))
+    results = await engram.remember_many(body.items, principal=caller, embed=embed)
+    out = [
+        BatchItemResult(index=i, ok=False, error=error_body(r))
+        if isinstance(r, EngramError)
+        else BatchItemResult(index=i, ok=True, result=WriteResponse.of(r))
+        for i, r in enumerate(results)
+    ]
     ok = [o.result for o in out if o.result is not None]
     return BatchResponse(
         created=sum(1 for r in ok if not r.replayed),
@@ -79,8 +82,16 @@ async def create_memories(
 
 
 @router.get("/v1/memories/{memory_id}", response_model=Memory, tags=["memories"])
-async def get_memory(memory_id: uuid.UUID, response: Response, engram: EngramDep, caller: Caller) -> Memory:
-    mem = await engram.get(memory_id, tenant=caller.tenant_id)
+async def get_memory(
+    memory_id: uuid.UUID,
+    response: Response,
+    engram: EngramDep,
+    caller: Caller,
+    user_id: ActingUser = None,
+    agent_id: ActingAgent = None,
+    workflow_id: ActingWorkflow = None,
+) -> Memory:
+    mem = await engram.get(memory_id, principal=caller, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id)
     response.headers["ETag"] = f'"{mem.revision}"'
     return mem
 
@@ -91,19 +102,19 @@ async def list_memories(
     caller: Caller,
     kind: Kind | None = None,
     status: Status | None = None,
-    user_id: str | None = None,
-    agent_id: str | None = None,
-    workflow_id: str | None = None,
-    session_id: str | None = None,
-    fact_key: str | None = None,
-    external_id: str | None = None,
-    tag: Annotated[list[str], Query(description="Repeat to require several tags")] = [],  # noqa: B006
+    user_id: ScopeId | None = None,
+    agent_id: ScopeId | None = None,
+    workflow_id: ScopeId | None = None,
+    session_id: ScopeId | None = None,
+    fact_key: Annotated[str | None, Query(max_length=200)] = None,
+    external_id: Annotated[str | None, Query(max_length=256)] = None,
+    tag: Annotated[list[str], Query(description="Repeat to require several tags", max_length=64)] = [],  # noqa: B006
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    cursor: Annotated[str | None, Query(max_length=64)] = None,
 ) -> MemoryPage:
-    """Newest first; pass next_cursor back as cursor for the next page."""
+    """Newest first; pass next_cursor back as cursor for the next page. Unknown parameters are a 422."""
     return await engram.list(
-        tenant=caller.tenant_id,
+        principal=caller,
         limit=limit,
         cursor=cursor,
         tags=tag,
@@ -125,12 +136,19 @@ async def update_memory(
     response: Response,
     engram: EngramDep,
     caller: Caller,
-    if_match: Annotated[str | None, Header(description="The revision you read")] = None,
+    if_match: IfMatch = None,
+    user_id: ActingUser = None,
+    agent_id: ActingAgent = None,
+    workflow_id: ActingWorkflow = None,
 ) -> Memory:
-    """Change fields. Needs If-Match: <revision>; 428 without it, 409 when someone changed it first."""
+    """Change fields. Needs If-Match: <revision>; 428 without it, 409 when someone changed it first or
+    the memory is no longer current."""
     expected = _revision(if_match, required=True)
     assert expected is not None
-    mem = await engram.update(memory_id, body, expected_revision=expected, tenant=caller.tenant_id, actor=caller.actor)
+    mem = await engram.update(
+        memory_id, body, expected_revision=expected, principal=caller, user_id=user_id, agent_id=agent_id,
+        workflow_id=workflow_id,
+    )  # fmt: skip
     response.headers["ETag"] = f'"{mem.revision}"'
     return mem
 
@@ -140,59 +158,86 @@ async def archive_memory(
     memory_id: uuid.UUID,
     engram: EngramDep,
     caller: Caller,
-    if_match: Annotated[str | None, Header()] = None,
+    if_match: IfMatch = None,
+    user_id: ActingUser = None,
+    agent_id: ActingAgent = None,
+    workflow_id: ActingWorkflow = None,
 ) -> Memory:
+    """Take a memory out of service; it and its history stay (idempotent)."""
     return await engram.archive(
-        memory_id,
-        expected_revision=_revision(if_match, required=False),
-        tenant=caller.tenant_id,
-        actor=caller.actor,
-    )
+        memory_id, expected_revision=_revision(if_match, required=False), principal=caller, user_id=user_id,
+        agent_id=agent_id, workflow_id=workflow_id,
+    )  # fmt: skip
+
+
+@router.post("/v1/memories/{memory_id}/unarchive", response_model=Memory, tags=["memories"])
+async def unarchive_memory(memory_id: uuid.UUID, engram: EngramDep, caller: Caller, if_match: IfMatch = None) -> Memory:
+    """Put an archived memory back in service (reviewer or admin)."""
+    return await engram.unarchive(memory_id, expected_revision=_revision(if_match, required=False), principal=caller)
 
 
 @router.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
-async def delete_memory(
-    memory_id: uuid.UUID,
-    engram: EngramDep,
-    caller: Caller,
-    if_match: Annotated[str | None, Header()] = None,
-) -> Response:
-    await engram.delete(
-        memory_id,
-        expected_revision=_revision(if_match, required=False),
-        tenant=caller.tenant_id,
-        actor=caller.actor,
-    )
+async def delete_memory(memory_id: uuid.UUID, engram: EngramDep, caller: Caller, if_match: IfMatch = None) -> Response:
+    """Remove a memory with its vectors, history and relations (reviewer or admin); a tombstone stays."""
+    await engram.delete(memory_id, expected_revision=_revision(if_match, required=False), principal=caller)
     return Response(status_code=204)
 
 
 @router.get("/v1/memories/{memory_id}/history", response_model=list[HistoryEntry], tags=["memories"])
-async def memory_history(memory_id: uuid.UUID, engram: EngramDep, caller: Caller) -> list[HistoryEntry]:
-    return await engram.history(memory_id, tenant=caller.tenant_id)
+async def memory_history(
+    memory_id: uuid.UUID,
+    engram: EngramDep,
+    caller: Caller,
+    user_id: ActingUser = None,
+    agent_id: ActingAgent = None,
+    workflow_id: ActingWorkflow = None,
+) -> list[HistoryEntry]:
+    return await engram.history(
+        memory_id, principal=caller, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id
+    )
 
 
 @router.get("/v1/memories/{memory_id}/receipts", response_model=list[Receipt], tags=["recall"])
-async def memory_receipts(memory_id: uuid.UUID, engram: EngramDep, caller: Caller) -> list[Receipt]:
-    """The recalls that put this memory into a prompt packet, newest first: why was it used."""
-    return await engram.receipts_for(memory_id, tenant=caller.tenant_id)
+async def memory_receipts(
+    memory_id: uuid.UUID,
+    engram: EngramDep,
+    caller: Caller,
+    user_id: ActingUser = None,
+    agent_id: ActingAgent = None,
+    workflow_id: ActingWorkflow = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> list[Receipt]:
+    """The recalls that put this memory into a prompt packet, newest first: why was it used. An agent
+    sees those of the user it acts as."""
+    return await engram.receipts_for(
+        memory_id, principal=caller, limit=limit, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id
+    )
 
 
 @router.post("/v1/recall", response_model=RecallResult, tags=["recall"])
 async def recall(body: RecallRequest, engram: EngramDep, caller: Caller) -> RecallResult:
     """The few memories that should enter the model's context: filtered first, ranked, fitted to
     max_items and max_tokens, with a receipt. `abstain: true` means nothing relevant was found."""
-    return await engram.recall(body, tenant=caller.tenant_id, actor=caller.actor)
+    return await engram.recall(body, principal=caller)
 
 
 @router.get("/v1/receipts/{receipt_id}", response_model=Receipt, tags=["recall"])
-async def get_receipt(receipt_id: uuid.UUID, engram: EngramDep, caller: Caller) -> Receipt:
-    return await engram.receipt(receipt_id, tenant=caller.tenant_id)
+async def get_receipt(receipt_id: uuid.UUID, engram: EngramDep, caller: Caller, user_id: ActingUser = None) -> Receipt:
+    """What a recall saw, selected and why. An agent reads those of the user it acts as."""
+    return await engram.receipt(receipt_id, principal=caller, user_id=user_id)
 
 
 @router.post("/v1/relations", status_code=201, response_model=Relation, tags=["relations"])
-async def create_relation(body: RelationInput, engram: EngramDep, caller: Caller) -> Relation:
+async def create_relation(
+    body: RelationInput,
+    engram: EngramDep,
+    caller: Caller,
+    user_id: ActingUser = None,
+    agent_id: ActingAgent = None,
+    workflow_id: ActingWorkflow = None,
+) -> Relation:
     """A typed, weighted edge between two memories (idempotent per src, dst and type)."""
-    return await engram.relate(body, tenant=caller.tenant_id, actor=caller.actor)
+    return await engram.relate(body, principal=caller, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id)
 
 
 @router.get("/healthz", response_model=Health, tags=["ops"])

@@ -45,6 +45,7 @@ EXIT_CODES: list[tuple[type[e.EngramError], int]] = [
     (e.AuthenticationError, 5),
     (e.PermissionDenied, 5),
     (e.PolicyRejection, 6),
+    (e.Throttled, 9),
     (e.StoreUnavailable, 7),
     (e.MigrationError, 7),
     (e.ProviderError, 8),
@@ -128,7 +129,7 @@ async def _serve(settings: Settings) -> None:
         sock.close()
         raise
     try:
-        app = create_app(engram, enrichment_interval=settings.enrichment_interval)
+        app = create_app(engram, settings, enrichment_interval=settings.enrichment_interval)
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
         server = Server(config)
         url = f"http://{settings.host}:{settings.port}"
@@ -170,17 +171,9 @@ def migrate(data_dir: DataDir = None) -> None:
 
 
 async def _migrate(settings: Settings) -> None:
-    from engram.service import locate_database
-    from engram.store.database import Database
-    from engram.store.migrate import migrate as apply
+    from engram.service import migrate_database
 
-    conninfo, embedded = await locate_database(settings)
-    try:
-        async with Database(conninfo).owner() as conn:
-            done = await apply(conn)
-    finally:
-        if embedded is not None:
-            embedded.stop()
+    done = await migrate_database(settings)
     if done:
         for mig in done:
             out.print(f"applied {mig.version:04d}_{mig.name}", highlight=False)
@@ -196,60 +189,47 @@ def keys_create(
     tenant: Tenant,
     role: Annotated[str, typer.Option(help="agent, reviewer or admin.")] = "agent",
     name: Annotated[str, typer.Option(help="A label to recognise the key by.")] = "",
+    user_id: Annotated[str | None, typer.Option(help="Bind the key to this user: it acts only as them.")] = None,
+    agent_id: Annotated[str | None, typer.Option(help="Bind the key to this agent: it acts only as it.")] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Create an API key bound to one tenant and role. The key is printed once, alone on the last line."""
-    from engram.store.keys import ROLES
+    """Create an API key bound to one tenant and role (and optionally a user and agent). The key is printed
+    once, alone on the last line."""
+    from engram.model.access import ROLES
 
     if role not in ROLES:
         err.print(f"[bold red]error[/]: --role must be one of {', '.join(ROLES)}, got {role!r}", highlight=False)
         raise typer.Exit(2)
-    key_id, key = run(_keys_create(settings_for(data_dir), tenant, role, name))
-    err.print(f"Created {role} key {key_id} for tenant {tenant}. Store it now; it is not shown again.")
-    print(key)
+    spec = {"role": role, "name": name, "user_id": user_id, "agent_id": agent_id}
+    made = run(_admin(settings_for(data_dir), lambda m: m.create_key(spec, tenant=tenant)))
+    bound = ", ".join(f"{k} {v}" for k, v in (("user", user_id), ("agent", agent_id)) if v)
+    err.print(
+        f"Created {role} key {made.id} for tenant {tenant}{f' (bound to {bound})' if bound else ''}. "
+        "Store it now; it is not shown again."
+    )
+    print(made.key)
 
 
-async def _keys_create(settings: Settings, tenant: str, role: str, name: str) -> tuple[str, str]:
-    from engram.store import keys
+async def _admin(settings: Settings, action: Callable[[Any], Awaitable[T]]) -> T:
+    """Run ``action(engram)`` on an Engram opened without an embedder (administration needs none)."""
+    from engram.service import Engram
 
-    key_id, key = await _in_tenant(settings, tenant, lambda conn: keys.create(conn, tenant, role, name))
-    return str(key_id), key
-
-
-async def _in_tenant(settings: Settings, tenant: str, action: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``action(conn)`` in one tenant transaction, without loading an embedder."""
-    from engram.model.ids import check_tenant
-    from engram.service import connect_store
-
-    check_tenant(tenant)
-    db, embedded = await connect_store(settings)
-    try:
-        async with db.tenant(tenant) as conn:
-            return await action(conn)
-    finally:
-        await db.close()
-        if embedded is not None:
-            embedded.stop()
+    async with await Engram.open(settings, embedding=False) as engram:
+        return await action(engram)
 
 
 @keys_app.command("list")
 def keys_list(tenant: Tenant, data_dir: DataDir = None) -> None:
     """List a tenant's keys (never the secrets)."""
-    rows = run(_keys_list(settings_for(data_dir), tenant))
+    rows = run(_admin(settings_for(data_dir), lambda m: m.list_keys(tenant=tenant)))
     for r in rows:
-        state = "revoked" if r["revoked_at"] else "active"
+        state = "revoked" if r.revoked_at else "active"
+        bound = " ".join(f"{k}={v}" for k, v in (("user", r.user_id), ("agent", r.agent_id)) if v)
         out.print(
-            f"{r['id']}  {r['role']:<8}  {r['prefix']}...  {state:<7}  {r['name']}", highlight=False, markup=False
+            f"{r.id}  {r.role:<8}  {r.prefix}...  {state:<7}  {r.name}{'  ' + bound if bound else ''}",
+            highlight=False,
+            markup=False,
         )
-
-
-async def _keys_list(settings: Settings, tenant: str) -> list[dict[str, Any]]:
-    from engram.store import keys
-
-    async def fetch(conn: Any) -> list[dict[str, Any]]:
-        return await (await conn.execute(keys.LIST_KEYS, [tenant])).fetchall()  # type: ignore[no-any-return]
-
-    return await _in_tenant(settings, tenant, fetch)
 
 
 @keys_app.command("revoke")
@@ -257,21 +237,8 @@ def keys_revoke(
     tenant: Tenant, key_id: Annotated[str, typer.Argument(help="The key's id.")], data_dir: DataDir = None
 ) -> None:
     """Revoke a key (takes effect within 10 seconds on running servers)."""
-    run(_keys_revoke(settings_for(data_dir), tenant, key_id))
+    run(_admin(settings_for(data_dir), lambda m: m.revoke_key(key_id, tenant=tenant)))
     out.print(f"revoked {key_id}")
-
-
-async def _keys_revoke(settings: Settings, tenant: str, key_id: str) -> None:
-    from engram.model.ids import parse_uuid
-    from engram.store import keys
-
-    kid = parse_uuid(key_id, field="key_id", what="key id")
-
-    async def revoke(conn: Any) -> Any:
-        return await (await conn.execute(keys.REVOKE, [tenant, kid])).fetchone()
-
-    if await _in_tenant(settings, tenant, revoke) is None:
-        raise e.NotFoundError(f"no active key {key_id} in tenant {tenant}", field="key_id")
 
 
 # --- quick use -----------------------------------------------------------------------------------------

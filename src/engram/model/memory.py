@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, get_args
@@ -16,7 +15,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
+from engram.model.rules import Input, JsonObject, Timestamp
 from engram.model.text import MAX_CONTENT_CHARS, content_hash, normalise_whitespace
 
 Kind = Literal["working", "episodic", "semantic", "procedural"]
@@ -29,7 +30,6 @@ VISIBILITIES: tuple[str, ...] = get_args(Visibility)
 STATUSES: tuple[str, ...] = get_args(Status)
 SOURCE_TYPES: tuple[str, ...] = get_args(SourceType)
 
-MAX_METADATA_BYTES = 16_384
 MAX_TAGS = 64
 
 
@@ -41,21 +41,13 @@ def _no_control_chars(value: str) -> str:
     return value
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    # A naive timestamp is taken as UTC: the database stores timestamptz and so do we.
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
-
-
 ScopeId = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_no_control_chars)]
 Tag = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_no_control_chars)]
 FactKey = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[\w.:/@\-]+$")]
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-Timestamp = Annotated[datetime, AfterValidator(_aware)]
 
 
-class Source(BaseModel):
+class Source(Input):
     """Where a memory came from."""
 
     model_config = ConfigDict(extra="forbid")
@@ -64,7 +56,7 @@ class Source(BaseModel):
     ref: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
 
 
-class Policy(BaseModel):
+class Policy(Input):
     """Per-memory handling rules."""
 
     model_config = ConfigDict(extra="forbid")
@@ -76,19 +68,12 @@ class Policy(BaseModel):
     retention_reason: Annotated[str, Field(min_length=1, max_length=500)] | None = None
 
 
-def _check_metadata(value: dict[str, Any]) -> dict[str, Any]:
-    size = len(json.dumps(value, ensure_ascii=False, default=str).encode())
-    if size > MAX_METADATA_BYTES:
-        raise ValueError(f"is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
-    return value
-
-
 def _check_tags(value: list[str]) -> list[str]:
     # Order-preserving de-duplication: tags are a set with a stable display order.
     return list(dict.fromkeys(value))
 
 
-class _Content(BaseModel):
+class _Content(Input):
     """Shared content rules: normalise whitespace, then enforce 1..12,000 characters."""
 
     @field_validator("content", mode="after", check_fields=False)
@@ -139,7 +124,7 @@ class MemoryInput(_Content):
     expires_at: Timestamp | None = None
     policy: Policy = Field(default_factory=Policy)
     tags: Annotated[list[Tag], Field(max_length=MAX_TAGS), AfterValidator(_check_tags)] = Field(default_factory=list)
-    metadata: Annotated[dict[str, Any], AfterValidator(_check_metadata)] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
 
     @field_validator("valid_until", mode="after")
     @classmethod
@@ -179,7 +164,35 @@ class MemoryPatch(_Content):
     expires_at: Timestamp | None = None
     policy: Policy | None = None
     tags: Annotated[list[Tag], Field(max_length=MAX_TAGS), AfterValidator(_check_tags)] | None = None
-    metadata: Annotated[dict[str, Any], AfterValidator(_check_metadata)] | None = None
+    metadata: JsonObject | None = None
+    # Not changeable: named here so that sending one says so (instead of "extra inputs are not permitted").
+    user_id: SkipJsonSchema[Any] = None
+    agent_id: SkipJsonSchema[Any] = None
+    workflow_id: SkipJsonSchema[Any] = None
+    session_id: SkipJsonSchema[Any] = None
+    external_id: SkipJsonSchema[Any] = None
+    fact_key: SkipJsonSchema[Any] = None
+    status: SkipJsonSchema[Any] = None
+    id: SkipJsonSchema[Any] = None
+    revision: SkipJsonSchema[Any] = None
+
+    @field_validator("user_id", "agent_id", "workflow_id", "session_id", "external_id", "fact_key", mode="before")
+    @classmethod
+    def _immutable(cls, value: object, info: ValidationInfo) -> object:
+        raise ValueError(f"{info.field_name} cannot be changed: write a new memory")
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status(cls, value: object) -> object:
+        raise ValueError(
+            "status cannot be set by an update: archive or unarchive the memory, or write the fact again to "
+            "supersede it"
+        )
+
+    @field_validator("id", "revision", mode="before")
+    @classmethod
+    def _managed(cls, value: object, info: ValidationInfo) -> object:
+        raise ValueError(f"{info.field_name} is set by Engram; send the revision you read as If-Match")
 
     @field_validator("valid_until", mode="after")
     @classmethod
@@ -260,6 +273,25 @@ class Memory(BaseModel):
         )
         return cls.model_validate(data)
 
+    @classmethod
+    def from_snapshot(cls, snapshot: dict[str, Any]) -> Memory:
+        """A revision's snapshot (the stored row as JSON, ``memory_revisions``) in the shape of a memory;
+        columns it does not have (snapshots from older versions) take their defaults."""
+        row = {**_SNAPSHOT_DEFAULTS, **snapshot}
+        return cls.from_row({name: row.get(name) for name in _ROW_COLUMNS})
+
+
+# The flat row ``Memory.from_row`` takes, and what a snapshot of an earlier version may lack.
+_ROW_COLUMNS = (
+    *(n for n in Memory.model_fields if n not in ("source", "policy")),
+    "source_type", "source_ref", "contains_pii", "allow_in_prompt", "require_citation", "require_freshness_check",
+    "retention_reason",
+)  # fmt: skip
+_SNAPSHOT_DEFAULTS: dict[str, Any] = {
+    "source_type": "user_message", "contains_pii": False, "allow_in_prompt": True, "require_citation": False,
+    "require_freshness_check": False, "tags": [], "metadata": {}, "use_count": 0, "revision": 1,
+}  # fmt: skip
+
 
 class WriteResult(BaseModel):
     """What a write answers: the id, where the memory stands, and why."""
@@ -281,7 +313,7 @@ class HistoryEntry(BaseModel):
     change: str
     actor: str
     changed_at: datetime
-    snapshot: dict[str, Any]
+    snapshot: Memory
 
 
 class MemoryPage(BaseModel):

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from engram.model.memory import Kind, ScopeId, Source, Tag, Timestamp
+from engram.model.memory import Kind, ScopeId, Source, Tag
+from engram.model.rules import Input, JsonObject, Timestamp
 from engram.model.text import normalise_whitespace
 
 Preset = Literal["hybrid", "dense", "lexical"]
@@ -42,7 +43,7 @@ def _check_plain(cls: type[BaseModel]) -> None:
         raise TypeError(f"{cls.__name__} is not a plain model: use model_construct")
 
 
-class RecallRequest(BaseModel):
+class RecallRequest(Input):
     """What to recall. Filters are applied inside every candidate query, before ranking."""
 
     model_config = ConfigDict(extra="forbid")
@@ -50,11 +51,11 @@ class RecallRequest(BaseModel):
     query: Annotated[str, Field(min_length=1, max_length=4000)]
     user_id: ScopeId | None = Field(None, description="Acting for this user: sees their user-visible memories")
     workflow_id: ScopeId | None = Field(None, description="Acting in this workflow: sees its workflow memories")
-    agent_id: ScopeId | None = Field(None, description="Only memories of this agent (or of no agent)")
+    agent_id: ScopeId | None = Field(None, description="Acting as this agent: its memories and those of no agent")
     session_id: ScopeId | None = Field(None, description="Only memories of this session")
-    kinds: list[Kind] | None = None
+    kinds: Annotated[list[Kind], Field(max_length=4)] | None = None
     tags: Annotated[list[Tag], Field(max_length=64)] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict, description="JSON containment filter")
+    metadata: JsonObject = Field(default_factory=dict, description="JSON containment filter")
     max_items: Annotated[int, Field(ge=1, le=100)] = 10
     max_tokens: Annotated[int, Field(ge=1, le=200_000)] = 2000
     as_of: Timestamp | None = Field(None, description="Recall what was valid and known at this time")
@@ -67,6 +68,11 @@ class RecallRequest(BaseModel):
         if not text:
             raise ValueError("must contain text; it is empty or only whitespace")
         return text
+
+    @field_validator("kinds", mode="after")
+    @classmethod
+    def _distinct_kinds(cls, value: list[str] | None) -> list[str] | None:
+        return list(dict.fromkeys(value)) if value is not None else None
 
 
 class RecallItem(BaseModel):
@@ -103,6 +109,9 @@ class Receipt(BaseModel):
     id: uuid.UUID
     created_at: datetime
     actor: str
+    principal: dict[str, Any] = Field(
+        default_factory=dict, description="Who recalled: key_id, role, and the user and agent it acted as"
+    )
     query: str
     request: dict[str, Any]
     retrievers: dict[str, Any]
@@ -113,14 +122,14 @@ class Receipt(BaseModel):
     abstained: bool
 
 
-class RelationInput(BaseModel):
+class RelationInput(Input):
     model_config = ConfigDict(extra="forbid")
 
     src_id: uuid.UUID
     dst_id: uuid.UUID
     type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
     weight: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 1.0
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
 
 
 class Relation(BaseModel):

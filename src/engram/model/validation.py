@@ -27,13 +27,18 @@ def describe(err: Mapping[str, Any]) -> str:
     return msg.removeprefix("Value error, ")
 
 
+def headline(field: str, message: str) -> str:
+    """``field: message``, unless the message already starts with the field's name."""
+    return message if message.startswith(field.rsplit(".", 1)[-1] + " ") else f"{field}: {message}"
+
+
 def from_pydantic(exc: pydantic.ValidationError, *, prefix: Sequence[int | str] = ()) -> ValidationError:
     details = []
     for err in exc.errors(include_url=False):
         loc = [*prefix, *err["loc"]]
         details.append({"field": field_path(loc), "message": describe(err), "type": str(err["type"])})
     first = details[0] if details else {"field": "body", "message": "invalid input"}
-    message = f"{first['field']}: {first['message']}"
+    message = headline(first["field"], first["message"])
     if len(details) > 1:
         message += f" (and {len(details) - 1} more problem{'s' if len(details) > 2 else ''})"
     return ValidationError(message, field=first["field"], details=details)

@@ -20,6 +20,7 @@ from engram.model.recall import RecallRequest
 from engram.retrieval.config import RetrievalConfig
 from engram.retrieval.query import escape_identifier
 from engram.store.database import Conn, Cursor
+from engram.store.listing import agent_sql, visible_sql
 
 _NOW: LiteralString = """
     m.status = 'active' AND m.valid_from <= now() AND (m.valid_until IS NULL OR m.valid_until > now())
@@ -32,16 +33,12 @@ _AS_OF: LiteralString = """
     AND m.valid_from <= %(as_of)s AND (m.valid_until IS NULL OR m.valid_until > %(as_of)s)
     AND (m.expires_at IS NULL OR m.expires_at > %(as_of)s) AND (m.archived_at IS NULL OR m.archived_at > %(as_of)s)
 """
-_VISIBLE: LiteralString = """
-    (m.visibility IN ('tenant', 'system')
-     OR (m.visibility = 'user' AND (m.user_id IS NULL OR m.user_id = %(user_id)s))
-     OR (m.visibility = 'workflow' AND (m.workflow_id IS NULL OR m.workflow_id = %(workflow_id)s)))
-"""
+_VISIBLE: LiteralString = visible_sql("user_id", "workflow_id")
 
 
 # The optional parts of the filter, in the order they are added.
 _OPTIONAL: dict[str, LiteralString] = {
-    "agent_id": "m.agent_id = %(agent_id)s",
+    "agent_id": agent_sql("agent_id"),
     "session_id": "m.session_id = %(session_id)s",
     "kinds": "m.kind = ANY(%(kinds)s)",
     "tags": "m.tags @> %(tags)s",
@@ -473,45 +470,54 @@ async def dense_hits(cur: Cursor) -> list[Hit]:
 
 # --- identifiers: exact token matches through the postings or the trigram index -----------------------------
 
-# One statement. An identifier that is a lexeme of the tenant's search keys (most are: 504, inv-2024-0042,
-# econnreset) finds its candidates through the postings, rarest first within the postings budget like
-# lexical terms: one in thousands of memories ("30") tells them apart no better than a common word, and
-# checking each of them would cost the most of any retriever; one over the budget is not read at all. An
-# identifier that is no lexeme of the tenant (ERR_504, a quoted phrase) goes through the trigram index
-# (which needs their alternation as one pattern). Either way a memory counts only if its own content holds
-# the identifier as a whole token (not its date or its neighbours); its score is how many of the branch's
-# identifiers it holds (a memory can be in both branches: ``identifier_rows`` adds its scores up).
+# One statement, whose cost is bounded by the indexes and the window, never memories x identifiers. An
+# identifier that is a lexeme of the tenant's search keys (most are: 504, inv-2024-0042, econnreset) finds
+# its candidates through the postings, rarest first within the postings budget like lexical terms: one in
+# thousands of memories ("30") tells them apart no better than a common word; one over the budget is not
+# read at all. An identifier that is no lexeme of the tenant (ERR_504, a quoted phrase) goes through the
+# trigram index. Either way the memories that pass the filter are taken best first up to the window (by how
+# many of the identifiers their postings hold; trigram matches as found), and each is verified by one pass
+# of one regular expression over its own content: a memory counts only if its content holds an identifier
+# as a whole token (not its date or its neighbours); its score is how many distinct identifiers of the
+# branch it holds (a memory can be in both branches: ``identifier_rows`` adds its scores up).
+_MATCHED: LiteralString = (
+    "(SELECT count(DISTINCT lower(x[1]))::float8 FROM regexp_matches(m.content, {pattern}, 'gi') AS x)"
+)
 IDENTIFIERS: LiteralString = """
 WITH ids AS MATERIALIZED (
-    SELECT i.lexeme, '(^|[^[:alnum:]])(' || i.alt || ')($|[^[:alnum:]])' AS pattern, i.alt,
+    SELECT i.lexeme, i.alt,
            (SELECT count(*) FROM (SELECT 1 FROM search_postings p
                                    WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = i.lexeme LIMIT {cap}) x) AS n
       FROM unnest(%(lexemes)s::text[], %(alts)s::text[]) AS i(lexeme, alt)
 ), read AS MATERIALIZED (
-    SELECT lexeme, pattern
-      FROM (SELECT lexeme, pattern, sum(n) OVER w AS used FROM ids WHERE n BETWEEN 1 AND {budget}
+    SELECT lexeme, alt
+      FROM (SELECT lexeme, alt, sum(n) OVER w AS used FROM ids WHERE n BETWEEN 1 AND {budget}
              WINDOW w AS (ORDER BY n, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)) t
      WHERE used <= {budget}
-), others AS MATERIALIZED (
-    SELECT pattern, alt FROM ids WHERE n = 0
+), patterns AS MATERIALIZED (
+    SELECT (SELECT '(?:^|[^[:alnum:]])(' || string_agg(alt, '|') || ')(?=$|[^[:alnum:]])' FROM read) AS by_read,
+           (SELECT '(?:^|[^[:alnum:]])(' || string_agg(alt, '|') || ')(?=$|[^[:alnum:]])'
+              FROM ids WHERE n = 0) AS by_others
 ), by_postings AS (
-    SELECT m.id, s.score, {columns}
-      FROM (SELECT DISTINCT memory_id FROM search_postings
-             WHERE tenant_id = %(tenant_id)s AND lexeme = ANY(ARRAY(SELECT lexeme FROM read)) AND tf >= 1) c
-      JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
-     CROSS JOIN LATERAL (SELECT count(*)::float8 AS score FROM read r WHERE m.content ~* r.pattern) s
-     WHERE {filter} AND s.score > 0
-     ORDER BY s.score DESC, m.recorded_at DESC
-     LIMIT %(limit)s
+    SELECT m.id, {matched_read} AS score, {columns}
+      FROM (SELECT m.*
+              FROM (SELECT memory_id, count(*) AS k FROM search_postings
+                     WHERE tenant_id = %(tenant_id)s AND lexeme = ANY(ARRAY(SELECT lexeme FROM read)) AND tf >= 1
+                     GROUP BY memory_id) c
+              JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
+             WHERE {filter}
+             ORDER BY c.k DESC, m.recorded_at DESC
+             LIMIT %(window)s) m
 ), by_trigrams AS (
-    SELECT m.id, (SELECT count(*) FROM others o WHERE m.content ~* o.pattern)::float8 AS score, {columns}
-      FROM memories m
-     WHERE EXISTS (SELECT 1 FROM others) AND {filter}
-       AND m.content ~* (SELECT '(^|[^[:alnum:]])(' || string_agg(alt, '|') || ')($|[^[:alnum:]])' FROM others)
-     ORDER BY score DESC, m.recorded_at DESC
-     LIMIT %(limit)s
+    SELECT m.id, {matched_others} AS score, {columns}
+      FROM (SELECT m.* FROM memories m
+             WHERE (SELECT by_others FROM patterns) IS NOT NULL AND {filter}
+               AND m.content ~* (SELECT by_others FROM patterns)
+             LIMIT %(window)s) m
 )
-SELECT * FROM by_postings UNION ALL SELECT * FROM by_trigrams
+SELECT * FROM (SELECT * FROM by_postings WHERE score > 0 ORDER BY score DESC, recorded_at DESC LIMIT %(limit)s) a
+UNION ALL
+SELECT * FROM (SELECT * FROM by_trigrams WHERE score > 0 ORDER BY score DESC, recorded_at DESC LIMIT %(limit)s) b
 """
 
 
@@ -533,6 +539,7 @@ async def send_identifiers(
         "lexemes": [i.lower() for i in idents],
         "alts": [escape_identifier(i) for i in idents],
         "limit": cfg.candidates,
+        "window": cfg.candidates * LEXICAL_WINDOW,
     }
     stmt = _identifiers_sql(f.shape, _cosine_params(params, vector, model_id), cfg.lexical_postings_budget)
     return await conn.execute(stmt, params, binary=True)
@@ -543,6 +550,8 @@ def _identifiers_sql(shape: tuple[str, ...], cosines: bool, budget: int) -> byte
     inner = sql.SQL(IDENTIFIERS).format(
         filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS), cap=sql.Literal(budget + 1),
         budget=sql.Literal(budget),
+        matched_read=sql.SQL(_MATCHED).format(pattern=sql.SQL("(SELECT by_read FROM patterns)")),
+        matched_others=sql.SQL(_MATCHED).format(pattern=sql.SQL("(SELECT by_others FROM patterns)")),
     )  # fmt: skip
     return _finish(inner, cosines)
 

@@ -3,7 +3,8 @@
 Defaults, and why (measured on LoCoMo, see docs/retrieval.md):
 
 * Candidates: up to ``candidates`` (50) from each retriever, filtered first; HNSW ef_search 300; lexical
-  terms (and identifiers) read rarest first within 500 postings (``lexical_postings_budget``).
+  terms (and identifiers) read rarest first within 500 postings (``lexical_postings_budget``); at most 8
+  identifiers of a query matched exactly (``max_identifiers``).
 * Fusion ``score`` (default): ``lexical * bm25/max(bm25) + dense * cos(self) + dense_context * cos(context)
   + identifier * share_of_identifiers_matched``; ``rrf``: ``sum(weight / (rrf_k + rank))`` with rrf_k = 60.
 * ``speaker_boost``: when the query names exactly one known speaker, that speaker's memories x 1.5.
@@ -63,6 +64,7 @@ class RetrievalConfig(BaseModel):
     bm25_k1: Annotated[float, Field(gt=0)] = 1.2
     bm25_b: Annotated[float, Field(ge=0, le=1)] = 0.75
     lexical_postings_budget: Annotated[int, Field(ge=100, le=1_000_000)] = 500
+    max_identifiers: Annotated[int, Field(ge=0, le=64)] = 8
     receipt_candidates: Annotated[int, Field(ge=0, le=1000)] = 50
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from engram.errors import ProviderError
 from engram.model import new_id
+from engram.model.access import Principal
 from engram.model.memory import Source
 from engram.model.recall import RecallItem, RecallRequest, RecallResult, trusted
 from engram.retrieval import candidates as cq
@@ -78,7 +79,8 @@ class Retriever:
         self.db = db
         self.receipts = ReceiptWriter(db, inline=inline_receipts)
         self.gateway = gateway
-        self._vectors: OrderedDict[str, Vector] = OrderedDict()
+        # Keyed by tenant too: a hit must not tell one tenant what another asked (by its speed).
+        self._vectors: OrderedDict[tuple[str, str], Vector] = OrderedDict()
         self._query_cache = query_cache
         self._stats: dict[str, tuple[float, Corpus]] = {}
         self._refreshing: set[str] = set()
@@ -93,14 +95,15 @@ class Retriever:
     def clear_query_cache(self) -> None:
         self._vectors.clear()
 
-    async def query_vector(self, text: str) -> Vector:
+    async def query_vector(self, tenant_id: str, text: str) -> Vector:
         assert self.gateway is not None
-        hit = self._vectors.get(text)
+        key = (tenant_id, text)
+        hit = self._vectors.get(key)
         if hit is not None:
-            self._vectors.move_to_end(text)
+            self._vectors.move_to_end(key)
             return hit
         vector = (await self.gateway.embed([text]))[0]
-        self._vectors[text] = vector
+        self._vectors[key] = vector
         if len(self._vectors) > self._query_cache:
             self._vectors.popitem(last=False)
         return vector
@@ -180,7 +183,7 @@ class Retriever:
         """The query vector (or why there is none) and the dense candidate lists, read on a connection of
         their own while the lexical side reads on the recall's. Rows the lexical side read without the query
         vector and handed over (``unscored``) by the time the vector is known get their cosines here too."""
-        qv, reason = await self._dense_query(cfg, analysis, given)
+        qv, reason = await self._dense_query(tenant_id, cfg, analysis, given)
         if qv is None:
             return None, reason, {}
         assert self.gateway is not None
@@ -201,6 +204,10 @@ class Retriever:
         await cq.set_cosines(cosines, rows)
         return qv, None, {name: await cq.dense_hits(cur) for name, cur in sent.items()}
 
+    def forget_corpus(self, tenant_id: str) -> None:
+        """Read the tenant's corpus statistics again at its next recall (its settings changed)."""
+        self._stats.pop(tenant_id, None)
+
     def note_context(self, tenant_id: str) -> None:
         """This tenant now has context vectors: stop skipping the dense_context retriever."""
         cached = self._stats.get(tenant_id)
@@ -214,10 +221,11 @@ class Retriever:
         tenant_id: str,
         req: RecallRequest,
         *,
-        actor: str,
+        who: Principal,
         config: RetrievalConfig | None = None,
         query_vector: Vector | None = None,
     ) -> RecallResult:
+        """Recall for ``req``, whose user and agent are those the caller acts as (bound by the service)."""
         started = time.perf_counter()
         now = datetime.now(UTC)
         cfg = config or preset(req.preset)
@@ -251,7 +259,7 @@ class Retriever:
                     dense = None
                 use_lexical = cfg.lexical or qv is None  # degrade to lexical, never to nothing
                 # A query vector known now (given, or cached) lets the lexical side read its cosines as well.
-                known = self._known_vector(cfg, analysis, query_vector) if qv is None else qv
+                known = self._known_vector(tenant_id, cfg, analysis, query_vector) if qv is None else qv
                 identifiers = cfg.identifiers and bool(analysis.identifiers)
                 # Beside the dense retrievers, a query made only of this tenant's near stop words (each in
                 # more memories than the postings budget) has no lexical candidates; alone, lexical reads the
@@ -319,7 +327,7 @@ class Retriever:
             tenant_id=tenant_id,
             id=receipt_id,
             created_at=now,
-            actor=actor,
+            actor=who.actor,
             query=req.query,
             request=_request_record(req, cfg, analysis, corpus.n_docs),
             retrievers={name: hits[: cfg.receipt_candidates] for name, hits in lists.items()},
@@ -328,6 +336,10 @@ class Retriever:
             latency_ms=latency_ms,
             degraded=degraded_reason is not None,
             abstained=abstain,
+            key_id=who.key_id,
+            role=who.role,
+            acting_user_id=req.user_id,
+            acting_agent_id=req.agent_id,
         )
         await self.receipts.store(row)
         self._touch(tenant_id, [i.id for i in placed])
@@ -343,7 +355,10 @@ class Retriever:
         )
 
     def _analyse(self, req: RecallRequest, corpus: Corpus, cfg: RetrievalConfig) -> QueryAnalysis:
-        return analyse(req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query)
+        return analyse(
+            req.query, corpus.speakers, strip_speakers=cfg.strip_speakers_from_dense_query,
+            max_identifiers=cfg.max_identifiers,
+        )  # fmt: skip
 
     def _begin_dense(
         self,
@@ -375,16 +390,18 @@ class Retriever:
             vector=vector, model_id=model, rarest=rarest,
         )  # fmt: skip
 
-    def _known_vector(self, cfg: RetrievalConfig, analysis: QueryAnalysis, given: Vector | None) -> Vector | None:
+    def _known_vector(
+        self, tenant_id: str, cfg: RetrievalConfig, analysis: QueryAnalysis, given: Vector | None
+    ) -> Vector | None:
         """The query vector if it is known without embedding anything (given, or in the cache)."""
         if not cfg.dense or self.gateway is None:
             return None
         if given is not None:
             return np.asarray(given, dtype=np.float32)
-        return self._vectors.get(analysis.dense_text)
+        return self._vectors.get((tenant_id, analysis.dense_text))
 
     async def _dense_query(
-        self, cfg: RetrievalConfig, analysis: QueryAnalysis, given: Vector | None
+        self, tenant_id: str, cfg: RetrievalConfig, analysis: QueryAnalysis, given: Vector | None
     ) -> tuple[Vector | None, str | None]:
         if not cfg.dense:
             return None, None
@@ -393,7 +410,7 @@ class Retriever:
         if given is not None:
             return np.asarray(given, dtype=np.float32), None
         try:
-            return await self.query_vector(analysis.dense_text), None
+            return await self.query_vector(tenant_id, analysis.dense_text), None
         except ProviderError as exc:
             _log.warning("recall degraded to lexical: %s", exc)
             return None, f"embedder unavailable ({exc.message}); recall ran lexically"
@@ -470,15 +487,12 @@ class Retriever:
 
     async def _flush(self) -> None:
         pending, self._pending = self._pending, {}
-        rows = sorted((t, mid, n) for t, counts in pending.items() for mid, n in counts.items())
-        if not rows:
+        if not pending:
             return
-        tenants, ids, counts = (list(col) for col in zip(*rows, strict=True))
-        try:  # one statement for every tenant
-            async with self.db.app(transaction=False) as conn:  # one statement, committed asynchronously
-                await conn.execute(rc.TOUCH, [tenants, ids, counts])
+        try:  # one round trip for every tenant
+            await rc.touch(self.db, pending)
         except Exception as exc:  # usage statistics must never fail anything
-            _log.warning("could not record the use of %d memories: %s", len(rows), exc)
+            _log.warning("could not record the use of %d memories: %s", sum(map(len, pending.values())), exc)
 
     async def drain(self) -> None:
         """Write pending usage updates and receipts now and finish statistics refreshes (on shutdown, and in

@@ -13,15 +13,20 @@ _QUOTED = re.compile(r"\"([^\"]{2,100})\"|`([^`]{2,100})`")
 _CODE = re.compile(r"^[A-Z][A-Z0-9_]{3,}$")
 
 
-def identifiers(query: str) -> list[str]:
-    """Identifier-like tokens worth an exact match, in order, without duplicates."""
+def identifiers(query: str, limit: int | None = None) -> list[str]:
+    """Identifier-like tokens worth an exact match, in order, without duplicates (matching ignores case),
+    at most ``limit`` of them: a query is a question, not a list of codes, and each one costs a lookup."""
     found: list[str] = []
     for m in _QUOTED.finditer(query):
         found.append((m.group(1) or m.group(2)).strip())
     for token in _TOKEN.findall(query):
         if (any(c.isdigit() for c in token) and len(token) >= 2) or _CODE.match(token):
             found.append(token)
-    return list(dict.fromkeys(t for t in found if t))
+    distinct: dict[str, str] = {}
+    for t in found:
+        if t:
+            distinct.setdefault(t.lower(), t)
+    return list(distinct.values())[:limit]
 
 
 def escape_identifier(text: str) -> str:
@@ -37,7 +42,9 @@ class QueryAnalysis:
     dense_text: str = ""
 
 
-def analyse(query: str, speakers: Iterable[str] = (), *, strip_speakers: bool = True) -> QueryAnalysis:
+def analyse(
+    query: str, speakers: Iterable[str] = (), *, strip_speakers: bool = True, max_identifiers: int | None = None
+) -> QueryAnalysis:
     """Find identifiers and named speakers; the dense model gets the query without the speakers' names
     (small models otherwise match on the name, which every memory of that speaker shares)."""
     named = [s for s in speakers if s and re.search(rf"\b{re.escape(s)}\b", query)]
@@ -46,4 +53,6 @@ def analyse(query: str, speakers: Iterable[str] = (), *, strip_speakers: bool = 
         for name in sorted(named, key=len, reverse=True):
             dense = re.sub(rf"\b{re.escape(name)}(?:['\u2019]s)?\b", " ", dense)
         dense = re.sub(r"\s+", " ", dense).strip() or query
-    return QueryAnalysis(text=query, identifiers=identifiers(query), named_speakers=named, dense_text=dense)
+    return QueryAnalysis(
+        text=query, identifiers=identifiers(query, max_identifiers), named_speakers=named, dense_text=dense
+    )

@@ -137,5 +137,4 @@ class ReceiptWriter:
                     _log.error("recall receipt %s (tenant %s) was refused and dropped: %s", row.id, row.tenant_id, exc)
 
     async def _insert(self, rows: Sequence[ReceiptRow]) -> None:
-        async with self.db.app(transaction=False) as conn:  # one statement, committed asynchronously
-            await insert(conn, rows)
+        await insert(self.db, rows)

@@ -1,13 +1,22 @@
 """The connection pool and the ways to use it.
 
-* ``tenant(tenant_id)``: a transaction running as the non-owner role ``engram_app`` with
-  ``engram.tenant_id`` set for that transaction only, so row-level security hides every other tenant
-  even from a query that forgot its tenant filter.
+The pool logs in as the service role (``engram_app``, or a login role granted it): not a superuser, not
+the schema owner, no BYPASSRLS; ``open`` refuses anything more (docs/security.md). Every pooled connection
+works in UTC and under a statement timeout.
+
+* ``tenant(tenant_id)``: a transaction with ``engram.tenant_id`` set for that transaction only, so
+  row-level security hides every other tenant even from a query that forgot its tenant filter.
 * ``reads(tenant_id)``: the same scope for read-only statements, pipelined in one implicit transaction
   (recall's candidate reads: no BEGIN or COMMIT to send and handle).
-* ``app()``: a transaction as ``engram_app`` with no tenant set (auth and job functions, the
-  multi-tenant writes of receipts and usage counts).
-* ``owner()``: a connection as the connecting (owner) user, for migrations and schema upkeep only.
+* ``tenants(rows)``: one pipelined transaction that writes for several tenants in turn, each statement
+  under its own tenant's policies (receipts and usage counts, written behind recalls).
+* ``app()``: a transaction with no tenant set (key lookup).
+* ``queue()``: a transaction that may lease the embedding queue across tenants (ids only).
+* ``owner()``: a connection as the schema owner (``owner_conninfo``), for migrations and upkeep only.
+
+For a remote caller (``metered``), a tenant holds at most ``tenant_share`` of the pool's connections at once;
+beyond it ``Throttled``, at once (a wait would hold connections another of its requests needs).
+Database errors leave every block translated (``store.errors``).
 """
 
 from __future__ import annotations
@@ -15,9 +24,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import math
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import psycopg
@@ -26,22 +38,81 @@ from psycopg import AsyncConnection, AsyncCursor, sql
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from engram.errors import StoreUnavailable, ValidationError
+from engram.errors import EngramError, StoreUnavailable, Throttled
+from engram.store.errors import translate
 
 _log = logging.getLogger(__name__)
 
 APP_ROLE = "engram_app"
 TENANT_SETTING = "engram.tenant_id"
+KEY_HASH_SETTING = "engram.key_hash"
+QUEUE_SETTING = "engram.job_queue"
 
 Conn = AsyncConnection[DictRow]
 Cursor = AsyncCursor[DictRow]
+
+# Whether the current task works for a remote caller (an API key), whose tenant's share of the pool is
+# metered; the service sets it for every operation. In-process callers are trusted and not metered.
+metered: ContextVar[bool] = ContextVar("engram_metered", default=False)
+
+# What the login role of the pool must not be: the checks of ``Database.open``.
+LOGIN_PRIVILEGES = """
+SELECT session_user AS login, r.rolsuper AS superuser, r.rolbypassrls AS bypassrls,
+       pg_has_role(session_user, c.relowner, 'MEMBER') AS owner
+  FROM pg_roles r, pg_class c
+ WHERE r.rolname = session_user AND c.oid = to_regclass('memories')
+"""
+
+
+async def check_login(conn: Conn) -> None:
+    """Refuse a login that row-level security would not hold: a superuser, a BYPASSRLS role, the schema's
+    owner or a member of it."""
+    row = await (await conn.execute(LOGIN_PRIVILEGES)).fetchone()
+    if row is None:  # no schema yet: nothing to protect
+        return
+    too_much = [name for name in ("superuser", "bypassrls", "owner") if row[name]]
+    if too_much:
+        raise StoreUnavailable(
+            f"the service would log in to PostgreSQL as {row['login']!r}, which is {' and '.join(too_much)} and "
+            "so not held to row-level security. Give DATABASE_URL a login role granted engram_app (CREATE ROLE "
+            "engram_service LOGIN PASSWORD '...' IN ROLE engram_app) and the owner's URL as "
+            "ENGRAM_OWNER_DATABASE_URL (docs/security.md)"
+        )
+
+
+@contextlib.contextmanager
+def translated() -> Iterator[None]:
+    """Raise database errors as Engram's (``store.errors.TABLE``)."""
+    try:
+        yield
+    except EngramError:
+        raise
+    except (psycopg.Error, UnicodeEncodeError) as exc:
+        mapped = translate(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
 
 
 class Database:
     """One async pool per process; every query goes through it."""
 
-    def __init__(self, conninfo: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        owner_conninfo: str | None = None,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+        statement_timeout: float = 5.0,
+        tenant_share: float = 1.0,
+    ) -> None:
         self.conninfo = conninfo
+        self.owner_conninfo = owner_conninfo
+        self.statement_timeout = statement_timeout
+        self.tenant_limit = max(1, math.ceil(max_size * tenant_share))
+        self._in_use: Counter[str] = Counter()
         self._pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             conninfo,
             min_size=min_size,
@@ -62,77 +133,142 @@ class Database:
         except Exception as exc:
             raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.conninfo)}): {exc}") from exc
 
+    @asynccontextmanager
+    async def direct(self) -> AsyncIterator[Conn]:
+        """One autocommit connection of the service's login, outside the pool and without its set-up: to
+        check, before the pool opens, that the schema is there and the login may serve."""
+        with translated():
+            try:
+                conn = await AsyncConnection.connect(self.conninfo, autocommit=True, row_factory=dict_row)
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.conninfo)}): {exc}") from exc
+            try:
+                yield conn
+            finally:
+                await conn.close()
+
     async def close(self) -> None:
         await self._pool.close()
 
-    @staticmethod
-    async def _configure(conn: Conn) -> None:
-        await conn.execute(f"SET ROLE {APP_ROLE}")
-        await register_vector_async(conn)
+    async def _configure(self, conn: Conn) -> None:
+        # One round trip: the role (a login role granted engram_app acts as it), UTC (a time near the ends of
+        # years 1..9999 in another zone could not be read back), and the cost bound of every statement.
+        await conn.execute(
+            sql.SQL("SET ROLE {}; SET TimeZone = 'UTC'; SET statement_timeout = {}").format(
+                sql.Identifier(APP_ROLE), sql.Literal(max(1, round(self.statement_timeout * 1000)))
+            )
+        )
+        with contextlib.suppress(psycopg.ProgrammingError):  # no schema yet: ``open`` will say so
+            await register_vector_async(conn)
         await conn.commit()
+
+    @contextlib.contextmanager
+    def _share(self, tenant_id: str) -> Iterator[None]:
+        """Count a connection against the tenant's share of the pool, or refuse it (``metered`` callers)."""
+        if metered.get() and self._in_use[tenant_id] >= self.tenant_limit:
+            raise Throttled(
+                f"tenant {tenant_id} already has {self.tenant_limit} requests at the database (its share of "
+                "this server's connections); retry in a moment",
+                retry_after=1,
+            )
+        self._in_use[tenant_id] += 1
+        try:
+            yield
+        finally:
+            self._in_use[tenant_id] -= 1
+            if not self._in_use[tenant_id]:
+                del self._in_use[tenant_id]
 
     @asynccontextmanager
     async def tenant(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
         """A transaction scoped to one tenant (RLS on). Commits on success, rolls back on error.
         ``settings`` are further transaction-local settings, set in the same round trip as the tenant."""
-        try:
+        with self._share(tenant_id), translated():
             async with self._pool.connection() as conn, conn.transaction():
                 await conn.execute(_set_config(tuple(settings.items()) if settings else ()), [tenant_id])
                 yield conn
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
-        except psycopg.errors.CheckViolation as exc:
-            raise check_violation_error(exc) from exc
 
     @asynccontextmanager
     async def reads(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
         """Read-only statements of one tenant (RLS on), in pipeline mode: they are sent without waiting for
         each other's results (until one is fetched), after the tenant and ``settings``, and all of them run
         in one implicit transaction that the pipeline's closing Sync ends. Results not fetched inside the
-        block come back with that Sync; the settings end with it.
-
-        No BEGIN or COMMIT: in the client, a pipelined ``transaction()`` cost about 0.7 ms of CPU against
-        0.3 ms for the same statements this way (two of them a recall). Only for statements that write
-        nothing (a statement that fails ends the implicit transaction and the rest of the block's)."""
-        try:
+        block come back with that Sync; the settings end with it. No BEGIN or COMMIT to send; only for
+        statements that write nothing (a statement that fails ends the implicit transaction and the rest
+        of the block's)."""
+        with self._share(tenant_id), translated():
             async with self._pool.connection() as conn, conn.pipeline():
                 await conn.execute(_set_config(tuple(settings.items()) if settings else ()), [tenant_id])
                 yield conn
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+
+    @asynccontextmanager
+    async def tenants(self) -> AsyncIterator[TenantSwitch]:
+        """One pipelined transaction that writes for several tenants in turn: ``await switch(tenant)`` before
+        each tenant's statements (each then runs under that tenant's policies). Nothing is waited for until
+        the COMMIT: a batch costs one round trip."""
+        with translated():
+            async with self._pool.connection() as conn, conn.pipeline(), conn.transaction():
+                yield TenantSwitch(conn)
 
     @asynccontextmanager
     async def app(self, *, transaction: bool = True) -> AsyncIterator[Conn]:
-        """A transaction as engram_app with no tenant set: sees no tenant rows, may call the auth/job functions.
-        Without ``transaction``, each statement is its own (implicit) transaction: for a block of one
-        statement, which then needs no BEGIN and COMMIT round trips (the receipts' and usage counts' writes)."""
-        try:
+        """A connection with no tenant set: sees no tenant rows. With ``transaction`` (the default) one
+        transaction; without, each statement is its own."""
+        with translated():
             async with self._pool.connection() as conn:
                 if not transaction:
                     yield conn
                     return
                 async with conn.transaction():
                     yield conn
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+
+    @asynccontextmanager
+    async def queue(self) -> AsyncIterator[Conn]:
+        """A transaction that may read and lease the embedding queue of every tenant (ids and errors only)."""
+        with translated():
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute(_QUEUE_SCOPE)
+                yield conn
 
     @asynccontextmanager
     async def owner(self) -> AsyncIterator[AsyncConnection[DictRow]]:
-        """A dedicated autocommit connection as the connecting user (schema owner)."""
-        try:
-            conn = await AsyncConnection.connect(self.conninfo, autocommit=True, row_factory=dict_row)
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.conninfo)}): {exc}") from exc
-        # Before the first migration the vector extension does not exist yet.
-        with contextlib.suppress(psycopg.ProgrammingError):
-            await register_vector_async(conn)
-        try:
-            yield conn
-        finally:
-            await conn.close()
+        """A dedicated autocommit connection as the schema owner (``owner_conninfo``)."""
+        if self.owner_conninfo is None:
+            raise StoreUnavailable(
+                "this needs the schema owner's connection: set ENGRAM_OWNER_DATABASE_URL (the service's own "
+                "login may not change the schema)"
+            )
+        with translated():
+            try:
+                conn = await AsyncConnection.connect(self.owner_conninfo, autocommit=True, row_factory=dict_row)
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.owner_conninfo)}): {exc}") from exc
+            try:
+                await conn.execute("SET TimeZone = 'UTC'")
+                # Before the first migration the vector extension does not exist yet.
+                with contextlib.suppress(psycopg.ProgrammingError):
+                    await register_vector_async(conn)
+                yield conn
+            finally:
+                await conn.close()
 
     def stats(self) -> dict[str, Any]:
         return dict(self._pool.get_stats())
+
+
+class TenantSwitch:
+    """``Database.tenants``: the connection, and the tenant its next statements run for."""
+
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+
+    async def __call__(self, tenant_id: str) -> Conn:
+        await self.conn.execute(_SWITCH, [tenant_id])
+        return self.conn
+
+
+_SWITCH = sql.SQL("SELECT set_config({}, %s, true)").format(sql.Literal(TENANT_SETTING)).as_bytes(None)
+_QUEUE_SCOPE = sql.SQL("SELECT set_config({}, 'lease', true)").format(sql.Literal(QUEUE_SETTING)).as_bytes(None)
 
 
 @functools.lru_cache(maxsize=128)
@@ -143,22 +279,6 @@ def _set_config(settings: tuple[tuple[str, str], ...]) -> bytes:
     calls = [sql.SQL("set_config({}, %s, true)").format(sql.Literal(TENANT_SETTING))]
     calls += [sql.SQL("set_config({}, {}, true)").format(sql.Literal(n), sql.Literal(v)) for n, v in settings]
     return (sql.SQL("SELECT ") + sql.SQL(", ").join(calls)).as_bytes(None)
-
-
-# Constraint name -> field it guards, so a database CHECK failure still names the field.
-_CONSTRAINT_FIELDS = {
-    "memories_valid_window": "valid_until",
-    "engram_tenant_check": "tenant_id",
-}
-_COLUMN_CHECK = re.compile(r"^memories_(\w+?)_check\d*$")
-
-
-def check_violation_error(exc: psycopg.errors.CheckViolation) -> ValidationError:
-    name = exc.diag.constraint_name or ""
-    field = _CONSTRAINT_FIELDS.get(name)
-    if field is None and (m := _COLUMN_CHECK.match(name)):
-        field = m.group(1)
-    return ValidationError(f"{field or 'value'} violates the database rule {name}", field=field)
 
 
 def redact(conninfo: str) -> str:

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import re
+import secrets
 import subprocess
 import warnings
 from dataclasses import dataclass
@@ -28,6 +29,16 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 DATABASE_NAME = "engram"
+SERVICE_ROLE = "engram_app"
+_LOGIN_FILE = "service-login"  # the service role's generated password, in the data directory (mode 0600)
+# Ahead of the package's trust lines (the first matching line wins): the service role shows its password.
+_HBA_MARK = "# engram: the service role logs in with its generated password"
+_HBA_LINES = (
+    _HBA_MARK,
+    f"local all {SERVICE_ROLE} scram-sha-256",
+    f"host all {SERVICE_ROLE} 127.0.0.1/32 scram-sha-256",
+    f"host all {SERVICE_ROLE} ::1/128 scram-sha-256",
+)
 _UNITS = {"kB": 1, "MB": 1024, "GB": 1024 * 1024}
 
 
@@ -166,6 +177,39 @@ class EmbeddedPostgres:
 
     def admin_conninfo(self, database: str = "postgres") -> str:
         return self.conninfo.replace(f"/{DATABASE_NAME}?", f"/{database}?")
+
+    def service_password(self) -> str:
+        """The service role's password: generated on first use, kept in the data directory (owner-only)."""
+        path = self.data_dir / _LOGIN_FILE
+        with contextlib.suppress(FileExistsError):  # another process may write it first
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_urlsafe(24))
+        return path.read_text().strip()
+
+    def service_conninfo(self, database: str = DATABASE_NAME) -> str:
+        """A conninfo for the service role (``provision_service_login`` must have run)."""
+        owner = self.admin_conninfo(database)
+        return re.sub(
+            r"^postgresql://[^:@/]*:[^@/]*@", f"postgresql://{SERVICE_ROLE}:{self.service_password()}@", owner
+        )
+
+    def provision_service_login(self) -> None:
+        """Let the service role (created by migration 0001) log in, with its generated password only: the
+        pool then runs as a role that neither owns the schema nor bypasses row-level security."""
+        import psycopg
+
+        hba = self.pgdata / "pg_hba.conf"
+        text = hba.read_text()
+        with psycopg.connect(self.admin_conninfo(), autocommit=True) as admin:
+            admin.execute(
+                sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(
+                    sql.Identifier(SERVICE_ROLE), sql.Literal(self.service_password())
+                )
+            )
+            if _HBA_MARK not in text:
+                hba.write_text("\n".join(_HBA_LINES) + "\n" + text)
+                admin.execute("SELECT pg_reload_conf()")
 
     def stop(self) -> None:
         """Stop the server if this process started it (fast shutdown: sessions end, data is durable)."""

@@ -48,7 +48,30 @@ ON CONFLICT (tenant_id, memory_id, model_id)
 DO UPDATE SET not_before = now(), attempts = 0, last_error = excluded.last_error
 """
 DROP_VECTORS: LiteralString = "DELETE FROM memory_embeddings WHERE tenant_id = %s AND memory_id = %s"
-CLAIM: LiteralString = "SELECT tenant_id, memory_id FROM engram_claim_embedding_jobs(%s, %s, %s)"
+# Lease due jobs of one model across tenants (inside ``Database.queue``), fairly: every tenant with due jobs,
+# oldest first, gets an equal share of the batch, so one tenant's backlog never holds back another's
+# writes. A leased job is due again when its lease ends (a crashed worker's jobs come back by themselves).
+CLAIM: LiteralString = """
+WITH due AS (
+    SELECT tenant_id, min(not_before) AS oldest FROM embedding_jobs
+     WHERE model_id = %(model_id)s AND not_before <= now()
+     GROUP BY tenant_id ORDER BY oldest LIMIT %(limit)s
+), share AS (
+    SELECT greatest(1, %(limit)s / greatest(count(*), 1))::integer AS k FROM due
+), picked AS (
+    SELECT j.tenant_id, j.memory_id
+      FROM due d CROSS JOIN share s
+     CROSS JOIN LATERAL (SELECT x.tenant_id, x.memory_id FROM embedding_jobs x
+                          WHERE x.model_id = %(model_id)s AND x.tenant_id = d.tenant_id AND x.not_before <= now()
+                          ORDER BY x.not_before LIMIT s.k FOR UPDATE SKIP LOCKED) j
+     LIMIT %(limit)s
+)
+UPDATE embedding_jobs j
+   SET attempts = j.attempts + 1, not_before = now() + make_interval(secs => %(lease)s)
+  FROM picked p
+ WHERE j.tenant_id = p.tenant_id AND j.memory_id = p.memory_id AND j.model_id = %(model_id)s
+RETURNING j.tenant_id, j.memory_id
+"""
 JOB_ITEMS: LiteralString = """
 SELECT m.id, m.content, m.content_hash, m.session_id FROM embedding_jobs j
   JOIN memories m ON m.tenant_id = j.tenant_id AND m.id = j.memory_id
@@ -61,7 +84,7 @@ UPDATE embedding_jobs
  WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)
 """
 REFRESH_SESSIONS: LiteralString = "SELECT engram_refresh_sessions(%s, %s, %s, %s, %s)"
-BACKLOG: LiteralString = "SELECT engram_embedding_backlog() AS n"
+BACKLOG: LiteralString = "SELECT count(*) AS n FROM embedding_jobs"  # inside ``Database.queue``
 
 
 def index_name(model_id: str) -> str:
@@ -208,3 +231,16 @@ async def store_vectors(
 async def enqueue(conn: Conn, tenant_id: str, model_id: str, ids: Sequence[uuid.UUID], reason: str) -> None:
     if ids:
         await conn.execute(ENQUEUE, [tenant_id, list(ids), model_id, reason])
+
+
+EMBEDDED_IDS: LiteralString = """
+SELECT memory_id FROM memory_embeddings WHERE tenant_id = %s AND model_id = %s AND memory_id = ANY(%s)
+"""
+
+
+async def embedded_ids(conn: Conn, tenant_id: str, model_id: str, ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these memories have a vector of this model."""
+    if not ids:
+        return set()
+    rows = await (await conn.execute(EMBEDDED_IDS, [tenant_id, model_id, list(ids)])).fetchall()
+    return {r["memory_id"] for r in rows}

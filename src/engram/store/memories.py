@@ -6,8 +6,6 @@ also filters by tenant explicitly.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import uuid
 from collections.abc import Sequence
@@ -19,7 +17,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engram.errors import ValidationError
-from engram.model import HistoryEntry, Memory, MemoryInput, new_id
+from engram.model import Memory, MemoryInput, new_id
 from engram.store.database import Conn
 
 MEMORY_COLUMNS: LiteralString = """
@@ -100,14 +98,6 @@ ARCHIVE: LiteralString = (
     " WHERE tenant_id = %s AND id = %s RETURNING " + MEMORY_COLUMNS
 )
 
-DELETE: LiteralString = (
-    "DELETE FROM memories WHERE tenant_id = %s AND id = %s RETURNING id, kind, revision, status, user_id, session_id"
-)
-
-HISTORY: LiteralString = """
-SELECT revision, change, actor, changed_at, snapshot FROM memory_revisions
- WHERE tenant_id = %s AND memory_id = %s ORDER BY revision
-"""
 
 # Columns a PATCH may set, mapped from MemoryPatch field names (nested models flattened).
 UPDATABLE_COLUMNS = (
@@ -117,7 +107,7 @@ UPDATABLE_COLUMNS = (
 )  # fmt: skip
 
 
-def scope_key(item: MemoryInput) -> str:
+def scope_key(item: MemoryInput | Memory) -> str:
     """Must match the generated column memories.scope_key."""
     return f"{item.user_id or ''}\x1f{item.agent_id or ''}\x1f{item.workflow_id or ''}"
 
@@ -195,6 +185,7 @@ class Outcome:
     memory: Memory | None = None
     error: Exception | None = None
     content_hash: str = ""
+    embedded: bool = False  # a replayed memory has a vector of the current model
 
 
 @dataclass
@@ -368,77 +359,3 @@ async def archive(conn: Conn, tenant_id: str, mem_id: uuid.UUID) -> Memory:
     row = await (await conn.execute(ARCHIVE, [tenant_id, mem_id])).fetchone()
     assert row is not None
     return Memory.from_row(row)
-
-
-async def delete(conn: Conn, tenant_id: str, mem_id: uuid.UUID) -> dict[str, Any] | None:
-    return await (await conn.execute(DELETE, [tenant_id, mem_id])).fetchone()
-
-
-async def history(conn: Conn, tenant_id: str, mem_id: uuid.UUID) -> list[HistoryEntry]:
-    rows = await (await conn.execute(HISTORY, [tenant_id, mem_id])).fetchall()
-    return [HistoryEntry.model_validate(r) for r in rows]
-
-
-UPSERT_RELATION: LiteralString = """
-INSERT INTO relations (tenant_id, id, src_id, dst_id, type, weight, metadata) VALUES (%s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (tenant_id, src_id, dst_id, type) DO UPDATE SET weight = excluded.weight, metadata = excluded.metadata
-RETURNING id, src_id, dst_id, type, weight, metadata, created_at
-"""
-
-
-# --- listing -------------------------------------------------------------------------------------------
-
-LIST_FILTERS = (
-    "kind",
-    "status",
-    "user_id",
-    "agent_id",
-    "workflow_id",
-    "session_id",
-    "fact_key",
-    "external_id",
-)
-
-
-def encode_cursor(mem_id: uuid.UUID) -> str:
-    return base64.urlsafe_b64encode(mem_id.bytes).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> uuid.UUID:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        return uuid.UUID(bytes=raw)
-    except (ValueError, binascii.Error) as exc:
-        raise ValidationError(
-            "cursor is not one this API returned; pass next_cursor from the previous page", field="cursor"
-        ) from exc
-
-
-async def list_page(
-    conn: Conn,
-    tenant_id: str,
-    *,
-    filters: dict[str, str],
-    tags: Sequence[str],
-    limit: int,
-    cursor: str | None,
-) -> tuple[list[Memory], str | None]:
-    conds: list[sql.Composable] = [sql.SQL("tenant_id = %(tenant_id)s")]
-    params: dict[str, Any] = {"tenant_id": tenant_id, "limit": limit + 1}
-    for name in LIST_FILTERS:
-        if name in filters and filters[name] is not None:
-            conds.append(sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)))
-            params[name] = filters[name]
-    if tags:
-        conds.append(sql.SQL("tags @> %(tags)s"))
-        params["tags"] = list(tags)
-    if cursor:
-        conds.append(sql.SQL("id < %(cursor)s"))
-        params["cursor"] = decode_cursor(cursor)
-    query = sql.SQL("SELECT {} FROM memories WHERE {} ORDER BY id DESC LIMIT %(limit)s").format(
-        sql.SQL(MEMORY_COLUMNS), sql.SQL(" AND ").join(conds)
-    )
-    rows = await (await conn.execute(query, params)).fetchall()
-    items = [Memory.from_row(r) for r in rows[:limit]]
-    next_cursor = encode_cursor(items[-1].id) if len(rows) > limit and items else None
-    return items, next_cursor

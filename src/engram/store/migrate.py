@@ -58,7 +58,13 @@ def available() -> list[Migration]:
 
 
 async def applied(conn: AsyncConnection[DictRow]) -> dict[int, str]:
-    exists = await (await conn.execute("SELECT to_regclass('engram_migrations') IS NOT NULL AS ok")).fetchone()
+    # The service's login may read the table only from migration 0011 on: before that, as if none ran.
+    exists = await (
+        await conn.execute(
+            "SELECT CASE WHEN to_regclass('engram_migrations') IS NULL THEN false"
+            " ELSE has_table_privilege('engram_migrations', 'SELECT') END AS ok"
+        )
+    ).fetchone()
     if not exists or not exists["ok"]:
         return {}
     cur = await conn.execute("SELECT version, checksum FROM engram_migrations")

@@ -1,7 +1,7 @@
 """Enrichment: give a vector to every memory that was committed without one.
 
-Jobs are leased across tenants through ``engram_claim_embedding_jobs`` (ids only, SKIP LOCKED), then
-each tenant's memories are read and written under that tenant's row-level security. A crashed worker's
+Jobs are leased across tenants, fairly (``store.embeddings.CLAIM``: ids only, SKIP LOCKED), then each
+tenant's memories are read and written under that tenant's row-level security. A crashed worker's
 lease simply expires; a failed batch backs off exponentially (at most 5 minutes).
 """
 
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from engram.errors import EngramError, ProviderError
+from engram.service.writes import refresh_sessions
 from engram.store import embeddings as emb
 
 if TYPE_CHECKING:
@@ -33,8 +34,9 @@ async def run_once(engram: Engram, *, limit: int = 256, lease_seconds: int = 60)
     if gateway is None:
         return 0
     model = gateway.model_id
-    async with engram.db.app() as conn:
-        rows = await (await conn.execute(emb.CLAIM, [model, limit, lease_seconds])).fetchall()
+    async with engram.db.queue() as conn:
+        params = {"model_id": model, "limit": limit, "lease": lease_seconds}
+        rows = await (await conn.execute(emb.CLAIM, params)).fetchall()
     by_tenant: dict[str, list[uuid.UUID]] = defaultdict(list)
     for r in rows:
         by_tenant[r["tenant_id"]].append(r["memory_id"])
@@ -85,8 +87,8 @@ async def _embed_tenant(engram: Engram, tenant_id: str, ids: list[uuid.UUID]) ->
         await conn.execute(emb.COMPLETE, [tenant_id, model, stored])
         done = set(stored)
         in_session = [i for i in items if i["id"] in done and i["session_id"] is not None]
-        await engram._refresh_sessions(
-            conn, tenant_id, [i["session_id"] for i in in_session], [i["id"] for i in in_session]
+        await refresh_sessions(
+            engram, conn, tenant_id, [i["session_id"] for i in in_session], [i["id"] for i in in_session]
         )
     return len(stored)
 

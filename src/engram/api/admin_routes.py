@@ -1,0 +1,51 @@
+"""Administration over REST (admin keys only): API keys of the tenant, and its settings."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Response
+
+from engram.api.auth import get_engram, principal
+from engram.api.guard import known_query
+from engram.model.access import ApiKey, KeyInput, NewKey, Principal
+from engram.model.tenant import TenantPatch, TenantSettings
+from engram.service import Engram
+
+router = APIRouter(dependencies=[Depends(known_query)], tags=["admin"])
+
+EngramDep = Annotated[Engram, Depends(get_engram)]
+Caller = Annotated[Principal, Depends(principal)]
+
+
+@router.post("/v1/keys", status_code=201, response_model=NewKey)
+async def create_key(body: KeyInput, response: Response, engram: EngramDep, caller: Caller) -> NewKey:
+    """A new key of the caller's tenant, optionally bound to a user and/or an agent. The secret (`key`) is
+    in this answer only."""
+    made = await engram.create_key(body, principal=caller)
+    response.headers["Location"] = f"/v1/keys/{made.id}"
+    return made
+
+
+@router.get("/v1/keys", response_model=list[ApiKey])
+async def list_keys(engram: EngramDep, caller: Caller) -> list[ApiKey]:
+    """The tenant's keys, active and revoked (never their secrets)."""
+    return await engram.list_keys(principal=caller)
+
+
+@router.delete("/v1/keys/{key_id}", response_model=ApiKey)
+async def revoke_key(key_id: uuid.UUID, engram: EngramDep, caller: Caller) -> ApiKey:
+    """Revoke a key: at once on this server, within 10 seconds on others."""
+    return await engram.revoke_key(key_id, principal=caller)
+
+
+@router.get("/v1/tenant", response_model=TenantSettings)
+async def get_tenant(engram: EngramDep, caller: Caller) -> TenantSettings:
+    return await engram.tenant_settings(principal=caller)
+
+
+@router.patch("/v1/tenant", response_model=TenantSettings)
+async def update_tenant(body: TenantPatch, engram: EngramDep, caller: Caller) -> TenantSettings:
+    """Change the tenant's settings; a new `fts_config` indexes every memory of the tenant again."""
+    return await engram.update_tenant(body, principal=caller)

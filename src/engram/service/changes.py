@@ -1,0 +1,161 @@
+"""Changes to stored memories: update (optimistic, If-Match), archive and unarchive, delete (which mends
+the memory's supersession chain, ``store.chains``). Each checks the caller's role and what it may see."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from engram.errors import ConflictError, NotCurrent, NotFoundError, RevisionConflict
+from engram.model import Memory, MemoryPatch
+from engram.model.access import VISIBILITY_RANK, Acting, Action, Principal, visible
+from engram.model.text import content_hash
+from engram.store import chains
+from engram.store import embeddings as emb
+from engram.store import memories as q
+from engram.store.database import Conn
+
+if TYPE_CHECKING:
+    from engram.service.engram import Engram
+
+
+def not_found(mid: uuid.UUID) -> NotFoundError:
+    return NotFoundError(f"memory {mid} does not exist in this tenant (or is not visible to this caller)", field="id")
+
+
+def sees(who: Principal, acting: Acting, mem: Memory) -> bool:
+    """``model.access.visible``, or everything for reviewers and admins."""
+    return who.sees_all or visible(
+        acting, visibility=mem.visibility, user_id=mem.user_id, agent_id=mem.agent_id, workflow_id=mem.workflow_id
+    )
+
+
+async def locked(
+    conn: Conn, who: Principal, acting: Acting, tenant_id: str, mid: uuid.UUID, expected_revision: int | None
+) -> Memory:
+    """The memory, locked for the change, if the caller may see it and its revision is the expected one."""
+    current = await q.fetch_one(conn, tenant_id, mid, for_update=True)
+    if current is None or not sees(who, acting, current):
+        if current is None and (tomb := await chains.tombstone(conn, tenant_id, mid)) is not None:
+            now = tomb.get("current_id")
+            raise NotCurrent(
+                f"memory {mid} was deleted"
+                + (f"; memory {now} holds its fact now: change that one" if now else "; write a new memory"),
+                current_id=now,
+            )
+        raise not_found(mid)
+    if expected_revision is not None and current.revision != expected_revision:
+        raise RevisionConflict(
+            f"memory {mid} is at revision {current.revision}, not {expected_revision}: someone changed it "
+            "first. Re-read it, re-apply your change and retry with the new revision",
+            current_revision=current.revision,
+        )
+    return current
+
+
+async def update(
+    engram: Engram, who: Principal, acting: Acting, mid: uuid.UUID, changes: MemoryPatch, expected_revision: int
+) -> Memory:
+    who.require(Action.UPDATE)
+    tenant_id = who.tenant_id
+    cols = q.patch_columns(changes.changes())
+    content_changed = False
+    journal = q.Journal()
+    async with engram.db.tenant(tenant_id) as conn:
+        current = await locked(conn, who, acting, tenant_id, mid, expected_revision)
+        if current.status == "superseded":
+            now = await chains.head(conn, tenant_id, mid)
+            raise NotCurrent(
+                f"memory {mid} was superseded by memory {now}: change that one (or write the fact again)",
+                current_id=str(now),
+            )
+        if changes.visibility is not None and VISIBILITY_RANK[changes.visibility] > VISIBILITY_RANK[current.visibility]:
+            who.require(Action.WIDEN_VISIBILITY)
+            who.check_visibility(changes.visibility)
+        if "content" in cols:
+            cols["content_hash"] = content_hash(cols["content"])
+            content_changed = cols["content_hash"] != current.content_hash
+        mem = await q.update(conn, tenant_id, mid, cols)
+        if content_changed and engram.gateway is not None:
+            await conn.execute(emb.DROP_VECTORS, [tenant_id, mid])
+            await emb.enqueue(conn, tenant_id, engram.gateway.model_id, [mid], "content_changed")
+        if cols.keys() & {"content", "summary"}:
+            await _refresh(engram, conn, tenant_id, [mem.session_id], [mid])
+        elif "valid_from" in cols:  # the memory moved within its session: rebuild all of it
+            await _refresh(engram, conn, tenant_id, [mem.session_id])
+        journal.record(mid, "updated", "memory.updated", {"fields": sorted(changes.model_fields_set)})
+        await journal.flush(conn, tenant_id, who.actor)
+    if content_changed:
+        engram.work_pending.set()
+    return mem
+
+
+async def archive(
+    engram: Engram, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None
+) -> Memory:
+    """Take a memory out of service, keeping it and its history (idempotent)."""
+    who.require(Action.ARCHIVE)
+    journal = q.Journal()
+    async with engram.db.tenant(who.tenant_id) as conn:
+        current = await locked(conn, who, acting, who.tenant_id, mid, expected_revision)
+        if current.status == "archived":
+            return current
+        mem = await q.archive(conn, who.tenant_id, mid)
+        journal.record(mid, "archived", "memory.archived", {"previous_status": current.status})
+        await journal.flush(conn, who.tenant_id, who.actor)
+    return mem
+
+
+async def unarchive(
+    engram: Engram, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None
+) -> Memory:
+    """Put an archived memory back in service (idempotent for an active one)."""
+    who.require(Action.UNARCHIVE)
+    journal = q.Journal()
+    async with engram.db.tenant(who.tenant_id) as conn:
+        current = await locked(conn, who, acting, who.tenant_id, mid, expected_revision)
+        if current.status == "active":
+            return current
+        if current.status != "archived":
+            raise ConflictError(f"memory {mid} is {current.status}, not archived: only archived memories come back")
+        if current.fact_key is not None:
+            holder = await chains.active_fact(conn, who.tenant_id, q.scope_key(current), current.fact_key, mid)
+            if holder is not None:
+                raise NotCurrent(
+                    f"memory {holder} holds the fact {current.fact_key!r} in this scope now: archive it first, or "
+                    "write the fact again",
+                    current_id=str(holder),
+                )
+        row = await (await conn.execute(chains.UNARCHIVE, [who.tenant_id, mid])).fetchone()
+        assert row is not None
+        journal.record(mid, "restored", "memory.unarchived", {})
+        await journal.flush(conn, who.tenant_id, who.actor)
+    return Memory.from_row(row)
+
+
+async def delete(engram: Engram, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None) -> None:
+    """Remove a memory with its vectors, history and relations; an audit tombstone without content stays,
+    and its chain is mended (``store.chains``)."""
+    who.require(Action.DELETE)
+    journal = q.Journal()
+    async with engram.db.tenant(who.tenant_id) as conn:
+        await locked(conn, who, acting, who.tenant_id, mid, expected_revision)
+        gone, mended, how = await chains.delete(conn, who.tenant_id, mid)
+        for pred in mended:
+            journal.record(pred, "restored" if how == "restored" else "superseded", f"memory.{how}",
+                           {"because_deleted": str(mid)})  # fmt: skip
+        await journal.flush(conn, who.tenant_id, who.actor)
+        await _refresh(engram, conn, who.tenant_id, [gone["session_id"]])
+        tomb: dict[str, Any] = {"kind": gone["kind"], "revision": gone["revision"], "status": gone["status"]}
+        current = gone["superseded_by"] or (mended[0] if how == "restored" and mended else None)
+        if current is not None:
+            tomb["current_id"] = str(current)
+        await q.write_audit(conn, who.tenant_id, who.actor, [("memory.deleted", mid, tomb)])
+
+
+async def _refresh(
+    engram: Engram, conn: Conn, tenant_id: str, sessions: list[str | None], around: list[uuid.UUID] | None = None
+) -> None:
+    from engram.service.writes import refresh_sessions
+
+    await refresh_sessions(engram, conn, tenant_id, sessions, around)

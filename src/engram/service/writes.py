@@ -1,0 +1,208 @@
+"""The write path (SPEC 4): parse and bind each item to its caller, embed (never the same content twice),
+write in one transaction (item by item when one fails), and answer each item on its own."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from engram.errors import EngramError, ProviderError, StoreUnavailable, Throttled, ValidationError
+from engram.model import MemoryInput, WriteResult
+from engram.model.access import Action, Principal
+from engram.model.validation import parse
+from engram.providers.base import Vector
+from engram.store import embeddings as emb
+from engram.store import memories as q
+from engram.store.database import Conn
+
+if TYPE_CHECKING:
+    from engram.service.engram import Engram
+
+_log = logging.getLogger(__name__)
+
+EmbedMode = Literal["sync", "deferred"]
+MemoryLike = MemoryInput | Mapping[str, Any]
+MAX_BATCH = 1000
+
+
+async def remember_many(
+    engram: Engram, who: Principal, items: Sequence[MemoryLike], embed: EmbedMode, *, batch: bool
+) -> list[WriteResult | EngramError]:
+    """Each item succeeds or fails on its own. In a batch (``batch``) an item's error names its field as
+    ``items[i].field``, whichever layer found it."""
+    who.require(Action.WRITE)
+    if len(items) > MAX_BATCH:
+        raise ValidationError(f"a batch holds at most {MAX_BATCH} items, got {len(items)}", field="items")
+    results: list[WriteResult | EngramError | None] = [None] * len(items)
+    parsed: list[tuple[int, MemoryInput]] = []
+    for index, raw in enumerate(items):
+        prefix = f"items[{index}]." if batch else ""
+        try:
+            item = parse(MemoryInput, raw, prefix=("items", index) if batch else ())
+            parsed.append((index, bind(who, item, prefix)))
+        except EngramError as exc:
+            results[index] = exc
+    if parsed:
+        tenant_id = who.tenant_id
+        vectors, defer_reason = await vectors_for(engram, tenant_id, [i for _, i in parsed], embed)
+        if len(parsed) == 1:
+            outcomes = [await write_one(engram, who, parsed[0], vectors, defer_reason)]
+        else:
+            try:
+                outcomes = await write(engram, who, parsed, vectors, defer_reason)
+            except (StoreUnavailable, Throttled):
+                raise
+            except EngramError:
+                # One bad item must not sink the batch: redo item by item, each in its own transaction.
+                outcomes = [await write_one(engram, who, p, vectors, defer_reason) for p in parsed]
+        for out in outcomes:
+            result = result_of(out, vectors)
+            results[out.index] = in_item(result, out.index) if batch else result
+    missing = [i for i, r in enumerate(results) if r is None]
+    assert not missing, f"items {missing} got no result"
+    return [r for r in results if r is not None]
+
+
+def bind(who: Principal, item: MemoryInput, prefix: str = "") -> MemoryInput:
+    """The item as its caller may write it: user and agent from a bound key, visibility within reach."""
+    user = who.bound(item.user_id, "user_id", field=f"{prefix}user_id")
+    agent = who.bound(item.agent_id, "agent_id", field=f"{prefix}agent_id")
+    who.check_visibility(item.visibility, field=f"{prefix}visibility")
+    if (user, agent) == (item.user_id, item.agent_id):
+        return item
+    return item.model_copy(update={"user_id": user, "agent_id": agent})
+
+
+def in_item(result: WriteResult | EngramError, index: int) -> WriteResult | EngramError:
+    """An item's error with its fields named inside the batch (``items[3].valid_until``)."""
+    if isinstance(result, EngramError):
+        prefix = f"items[{index}]"
+        if result.field and not result.field.startswith(prefix):
+            result.field = f"{prefix}.{result.field}"
+        if isinstance(result, ValidationError):
+            for d in result.details:
+                if d.get("field") and not d["field"].startswith(prefix):
+                    d["field"] = f"{prefix}.{d['field']}"
+    return result
+
+
+async def write_one(
+    engram: Engram, who: Principal, pair: tuple[int, MemoryInput], vectors: Mapping[str, Vector], reason: str
+) -> q.Outcome:
+    try:
+        return (await write(engram, who, [pair], vectors, reason))[0]
+    except (StoreUnavailable, Throttled):
+        raise
+    except EngramError as exc:
+        return q.Outcome(pair[0], uuid.UUID(int=0), False, [], error=exc)
+
+
+def result_of(out: q.Outcome, vectors: Mapping[str, Vector]) -> WriteResult | EngramError:
+    if out.error is not None:
+        return out.error if isinstance(out.error, EngramError) else EngramError(str(out.error))
+    if out.memory is not None:  # replay: the stored row answers
+        m = out.memory
+        return WriteResult(
+            id=m.id, revision=m.revision, status=m.status, replayed=True, reasons=out.reasons, memory=m,
+            embedded=out.embedded,
+        )  # fmt: skip
+    embedded = out.content_hash in vectors
+    reasons = out.reasons if embedded else [*out.reasons, "embedding_deferred"]
+    return WriteResult(
+        id=out.id,
+        revision=1,
+        status="active",
+        replayed=False,
+        reasons=reasons,
+        supersedes=out.supersedes,
+        embedded=embedded,
+    )
+
+
+async def vectors_for(
+    engram: Engram, tenant_id: str, items: Sequence[MemoryInput], embed: EmbedMode
+) -> tuple[dict[str, Vector], str]:
+    """Vectors by content hash: reused from the tenant's existing rows, else computed in one batch."""
+    gateway = engram.gateway
+    if gateway is None:
+        return {}, "no_embedder"
+    if embed == "deferred":
+        return {}, "deferred_by_caller"
+    texts: dict[str, str] = {}
+    for item in items:
+        texts.setdefault(item.content_hash, item.content)
+    async with engram.db.tenant(tenant_id) as conn:
+        vectors = await emb.vectors_by_hash(conn, tenant_id, gateway.model_id, list(texts))
+    missing = [h for h in texts if h not in vectors]
+    if missing:
+        try:
+            computed = await gateway.embed([texts[h] for h in missing])
+        except ProviderError as exc:
+            _log.warning("embedding deferred for %d texts: %s", len(missing), exc)
+            return vectors, f"embedder_failed: {exc.message}"
+        vectors.update(zip(missing, computed, strict=True))
+    return vectors, ""
+
+
+async def write(
+    engram: Engram,
+    who: Principal,
+    items: Sequence[tuple[int, MemoryInput]],
+    vectors: Mapping[str, Vector],
+    defer_reason: str,
+) -> list[q.Outcome]:
+    tenant_id = who.tenant_id
+    journal = q.Journal()
+    gateway = engram.gateway
+    async with engram.db.tenant(tenant_id) as conn:
+        fts = await q.tenant_fts_config(conn, tenant_id)
+        plain = [(i, it) for i, it in items if it.fact_key is None]
+        facts = [(i, it) for i, it in items if it.fact_key is not None]
+        outcomes = await q.insert_plain(conn, tenant_id, plain, fts, journal) if plain else []
+        for index, item in facts:
+            outcomes.append(await q.insert_fact(conn, tenant_id, index, item, fts, journal))
+        by_index = dict(items)
+        for out in outcomes:
+            out.content_hash = by_index[out.index].content_hash
+        created = [o for o in outcomes if o.created]
+        if gateway is not None:
+            model = gateway.model_id
+            await emb.store_vectors(
+                conn, tenant_id, model, [(o.id, o.content_hash, vectors[o.content_hash]) for o in created
+                                         if o.content_hash in vectors]
+            )  # fmt: skip
+            waiting = [o.id for o in created if o.content_hash not in vectors]
+            await emb.enqueue(conn, tenant_id, model, waiting, defer_reason or "no_vector")
+            replayed = [o for o in outcomes if o.memory is not None]
+            have = await emb.embedded_ids(conn, tenant_id, model, [o.memory.id for o in replayed if o.memory])
+            for o in replayed:
+                o.embedded = o.id in have
+        in_session = [o for o in created if by_index[o.index].session_id is not None]
+        await refresh_sessions(
+            engram, conn, tenant_id, [by_index[o.index].session_id for o in in_session], [o.id for o in in_session]
+        )
+        await journal.flush(conn, tenant_id, who.actor)
+    if any(o.created and o.content_hash not in vectors for o in outcomes):
+        engram.work_pending.set()
+    return outcomes
+
+
+async def refresh_sessions(
+    engram: Engram,
+    conn: Conn,
+    tenant_id: str,
+    sessions: Iterable[str | None],
+    around: Sequence[uuid.UUID] | None = None,
+) -> None:
+    """Rebuild conversational search keys and context vectors of these sessions (see 0002_retrieval.sql):
+    of the memories within two positions of ``around``, or of all of them when it is None."""
+    todo = sorted({s for s in sessions if s is not None})
+    if not todo:
+        return
+    gateway = engram.gateway
+    model, dims = (gateway.model_id, gateway.dimensions) if gateway else ("", 1)
+    ids = list(around) if around is not None else None
+    await conn.execute(emb.REFRESH_SESSIONS, [tenant_id, todo, model, dims, ids])
+    engram.retriever.note_context(tenant_id)
