@@ -184,15 +184,24 @@ SELECT s.id, s.score, {columns}
  LIMIT %(limit)s
 """
 LEXICAL_WINDOW = 4  # the window is this many times the candidates wanted
+IDENTIFIER_WINDOW = 2  # memories verified through the postings, as a multiple of the candidates wanted
 
 # The query's lexemes (the tenant's text search configuration) with their document frequencies in the
 # tenant, counted up to ``cap``: a lexeme with more postings than the budget is too common to read anyway.
-QUERY_TERMS: LiteralString = """
+# At most QUERY_TERM_LIMIT of them, the longest (the rarer, as a rule): each costs an index probe of up to
+# ``cap`` postings, and a query is a question, not a document.
+_QUERY_TERM_LIMIT: LiteralString = "64"
+QUERY_TERM_LIMIT = int(_QUERY_TERM_LIMIT)
+QUERY_TERMS: LiteralString = (
+    """
 SELECT l.lexeme,
        (SELECT count(*) FROM (SELECT 1 FROM search_postings p
                                WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = l.lexeme LIMIT {cap}) x) AS n
-  FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS l(lexeme)
-"""
+  FROM (SELECT u.lexeme FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS u(lexeme)
+         ORDER BY length(u.lexeme) DESC, u.lexeme LIMIT """
+    + _QUERY_TERM_LIMIT
+    + ") l"
+)
 
 # Those terms and which of them are read (``keep_lexemes``, in SQL): prefixed to LEXICAL, so the lexical side is
 # one statement. (``query_terms`` and ``keep_lexemes`` are the same choice in Python: what the tests check it by,
@@ -475,32 +484,30 @@ async def dense_hits(cur: Cursor) -> list[Hit]:
 # its candidates through the postings, rarest first within the postings budget like lexical terms: one in
 # thousands of memories ("30") tells them apart no better than a common word; one over the budget is not
 # read at all. An identifier that is no lexeme of the tenant (ERR_504, a quoted phrase) goes through the
-# trigram index. Either way the memories that pass the filter are taken best first up to the window (by how
-# many of the identifiers their postings hold; trigram matches as found), and each is verified by one pass
-# of one regular expression over its own content: a memory counts only if its content holds an identifier
-# as a whole token (not its date or its neighbours); its score is how many distinct identifiers of the
-# branch it holds (a memory can be in both branches: ``identifier_rows`` adds its scores up).
-_MATCHED: LiteralString = (
-    "(SELECT count(DISTINCT lower(x[1]))::float8 FROM regexp_matches(m.content, {pattern}, 'gi') AS x)"
-)
+# trigram index. Either way only the memories that pass the filter are taken, best first up to a window (by
+# how many of the identifiers their postings hold; trigram matches as found), and only those are searched:
+# a memory counts only if its own content holds an identifier as a whole token (not its date or its
+# neighbours); its score is how many of the branch's identifiers it holds (a memory can be in both
+# branches: ``identifier_rows`` adds its scores up). One search per identifier and memory, which stops at
+# the first occurrence.
+# (``body``: the content detoasted once for all the searches, not once for each.)
+_MATCHED: LiteralString = "(SELECT count(*)::float8 FROM {branch} i WHERE m.body ~* i.pattern)"
 IDENTIFIERS: LiteralString = """
 WITH ids AS MATERIALIZED (
-    SELECT i.lexeme, i.alt,
+    SELECT i.lexeme, i.alt, '(?:^|[^[:alnum:]])(' || i.alt || ')(?=$|[^[:alnum:]])' AS pattern,
            (SELECT count(*) FROM (SELECT 1 FROM search_postings p
                                    WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = i.lexeme LIMIT {cap}) x) AS n
       FROM unnest(%(lexemes)s::text[], %(alts)s::text[]) AS i(lexeme, alt)
 ), read AS MATERIALIZED (
-    SELECT lexeme, alt
-      FROM (SELECT lexeme, alt, sum(n) OVER w AS used FROM ids WHERE n BETWEEN 1 AND {budget}
+    SELECT lexeme, pattern
+      FROM (SELECT lexeme, pattern, sum(n) OVER w AS used FROM ids WHERE n BETWEEN 1 AND {budget}
              WINDOW w AS (ORDER BY n, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)) t
      WHERE used <= {budget}
-), patterns AS MATERIALIZED (
-    SELECT (SELECT '(?:^|[^[:alnum:]])(' || string_agg(alt, '|') || ')(?=$|[^[:alnum:]])' FROM read) AS by_read,
-           (SELECT '(?:^|[^[:alnum:]])(' || string_agg(alt, '|') || ')(?=$|[^[:alnum:]])'
-              FROM ids WHERE n = 0) AS by_others
+), others AS MATERIALIZED (
+    SELECT alt, pattern FROM ids WHERE n = 0
 ), by_postings AS (
     SELECT m.id, {matched_read} AS score, {columns}
-      FROM (SELECT m.*
+      FROM (SELECT m.*, m.content || '' AS body
               FROM (SELECT memory_id, count(*) AS k FROM search_postings
                      WHERE tenant_id = %(tenant_id)s AND lexeme = ANY(ARRAY(SELECT lexeme FROM read)) AND tf >= 1
                      GROUP BY memory_id) c
@@ -510,10 +517,11 @@ WITH ids AS MATERIALIZED (
              LIMIT %(window)s) m
 ), by_trigrams AS (
     SELECT m.id, {matched_others} AS score, {columns}
-      FROM (SELECT m.* FROM memories m
-             WHERE (SELECT by_others FROM patterns) IS NOT NULL AND {filter}
-               AND m.content ~* (SELECT by_others FROM patterns)
-             LIMIT %(window)s) m
+      FROM (SELECT m.*, m.content || '' AS body FROM memories m
+             WHERE EXISTS (SELECT 1 FROM others) AND {filter}
+               AND m.content ~* (SELECT '(?:^|[^[:alnum:]])(' || string_agg(alt, '|') || ')(?=$|[^[:alnum:]])'
+                                   FROM others)
+             LIMIT %(limit)s) m
 )
 SELECT * FROM (SELECT * FROM by_postings WHERE score > 0 ORDER BY score DESC, recorded_at DESC LIMIT %(limit)s) a
 UNION ALL
@@ -539,7 +547,7 @@ async def send_identifiers(
         "lexemes": [i.lower() for i in idents],
         "alts": [escape_identifier(i) for i in idents],
         "limit": cfg.candidates,
-        "window": cfg.candidates * LEXICAL_WINDOW,
+        "window": cfg.candidates * IDENTIFIER_WINDOW,
     }
     stmt = _identifiers_sql(f.shape, _cosine_params(params, vector, model_id), cfg.lexical_postings_budget)
     return await conn.execute(stmt, params, binary=True)
@@ -550,8 +558,8 @@ def _identifiers_sql(shape: tuple[str, ...], cosines: bool, budget: int) -> byte
     inner = sql.SQL(IDENTIFIERS).format(
         filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS), cap=sql.Literal(budget + 1),
         budget=sql.Literal(budget),
-        matched_read=sql.SQL(_MATCHED).format(pattern=sql.SQL("(SELECT by_read FROM patterns)")),
-        matched_others=sql.SQL(_MATCHED).format(pattern=sql.SQL("(SELECT by_others FROM patterns)")),
+        matched_read=sql.SQL(_MATCHED).format(branch=sql.SQL("read")),
+        matched_others=sql.SQL(_MATCHED).format(branch=sql.SQL("others")),
     )  # fmt: skip
     return _finish(inner, cosines)
 
