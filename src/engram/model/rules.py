@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, field_validator
@@ -58,11 +58,17 @@ class Input(BaseModel):
         return value
 
 
+MAX_OFFSET = timedelta(hours=15, minutes=59)  # PostgreSQL's limit; real zones end at 14:00
+
+
 def _utc(value: datetime) -> datetime:
-    # A naive timestamp is taken as UTC. Stored and compared in UTC: PostgreSQL refuses some offsets
-    # Python accepts (beyond 15:59), and a time outside years 1..9999 in UTC could not be read back.
+    # A naive timestamp is taken as UTC. Stored in UTC: a time outside years 1..9999 in UTC could not be
+    # read back, so it is refused, as is an offset PostgreSQL would refuse.
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
+    offset = value.utcoffset()
+    if offset is not None and abs(offset) > MAX_OFFSET:
+        raise ValueError(f"has the UTC offset {value.strftime('%z')}, beyond what time zones use (at most ±15:59)")
     try:
         return value.astimezone(UTC)
     except OverflowError:

@@ -48,28 +48,34 @@ ON CONFLICT (tenant_id, memory_id, model_id)
 DO UPDATE SET not_before = now(), attempts = 0, last_error = excluded.last_error
 """
 DROP_VECTORS: LiteralString = "DELETE FROM memory_embeddings WHERE tenant_id = %s AND memory_id = %s"
-# Lease due jobs of one model across tenants (inside ``Database.queue``), fairly: every tenant with due jobs,
-# oldest first, gets an equal share of the batch, so one tenant's backlog never holds back another's
-# writes. A leased job is due again when its lease ends (a crashed worker's jobs come back by themselves).
+# Lease due jobs of one model across tenants (inside ``Database.queue``), round robin: the first job of every
+# tenant with due jobs (oldest first), then the second of each, and so on until the batch is full, so one
+# tenant's backlog never holds back another's writes. Chosen first, then locked (SKIP LOCKED: a job another
+# worker leases meanwhile is left to it). A leased job is due again when its lease ends.
 CLAIM: LiteralString = """
 WITH due AS (
     SELECT tenant_id, min(not_before) AS oldest FROM embedding_jobs
      WHERE model_id = %(model_id)s AND not_before <= now()
      GROUP BY tenant_id ORDER BY oldest LIMIT %(limit)s
-), share AS (
-    SELECT greatest(1, %(limit)s / greatest(count(*), 1))::integer AS k FROM due
-), picked AS (
-    SELECT j.tenant_id, j.memory_id
-      FROM due d CROSS JOIN share s
-     CROSS JOIN LATERAL (SELECT x.tenant_id, x.memory_id FROM embedding_jobs x
-                          WHERE x.model_id = %(model_id)s AND x.tenant_id = d.tenant_id AND x.not_before <= now()
-                          ORDER BY x.not_before LIMIT s.k FOR UPDATE SKIP LOCKED) j
+), ranked AS (
+    SELECT x.tenant_id, x.memory_id
+      FROM due d
+     CROSS JOIN LATERAL (SELECT j.tenant_id, j.memory_id, row_number() OVER (ORDER BY j.not_before) AS rn
+                           FROM embedding_jobs j
+                          WHERE j.model_id = %(model_id)s AND j.tenant_id = d.tenant_id AND j.not_before <= now()
+                          ORDER BY j.not_before LIMIT %(limit)s) x
+     ORDER BY x.rn, d.oldest
      LIMIT %(limit)s
+), locked AS (
+    SELECT j.tenant_id, j.memory_id
+      FROM embedding_jobs j JOIN ranked r ON r.tenant_id = j.tenant_id AND r.memory_id = j.memory_id
+     WHERE j.model_id = %(model_id)s AND j.not_before <= now()
+       FOR UPDATE OF j SKIP LOCKED
 )
 UPDATE embedding_jobs j
    SET attempts = j.attempts + 1, not_before = now() + make_interval(secs => %(lease)s)
-  FROM picked p
- WHERE j.tenant_id = p.tenant_id AND j.memory_id = p.memory_id AND j.model_id = %(model_id)s
+  FROM locked l
+ WHERE j.tenant_id = l.tenant_id AND j.memory_id = l.memory_id AND j.model_id = %(model_id)s
 RETURNING j.tenant_id, j.memory_id
 """
 JOB_ITEMS: LiteralString = """

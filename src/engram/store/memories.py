@@ -46,7 +46,7 @@ SELECT %(tenant_id)s, x.id, x.user_id, x.agent_id, x.workflow_id, x.session_id, 
   FROM jsonb_to_recordset(%(rows)s) AS x(
        ord integer, id uuid, user_id text, agent_id text, workflow_id text, session_id text, external_id text,
        kind text, subtype text, visibility text, content text, summary text, content_hash text, fact_key text,
-       source_type text, source_ref text, confidence real, importance real, valid_from timestamptz,
+       source_type text, source_ref text, confidence float8, importance float8, valid_from timestamptz,
        valid_until timestamptz, expires_at timestamptz, contains_pii boolean, allow_in_prompt boolean,
        require_citation boolean, require_freshness_check boolean, retention_reason text, tags text[], metadata jsonb)
  ORDER BY x.ord
