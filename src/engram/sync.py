@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 from engram.config import Settings
 from engram.errors import EngramError
 from engram.model import HistoryEntry, Memory, MemoryPage, MemoryPatch, WriteResult
+from engram.model.access import ApiKey, NewKey
+from engram.model.recall import RecallRequest, RecallResult, Receipt, Relation, RelationInput
 from engram.providers.base import Embedder
 from engram.service import EmbedMode, Engram, MemoryLike
 
@@ -61,8 +63,29 @@ class EngramSync:
     def delete(self, memory_id: uuid.UUID | str, **kwargs: Any) -> None:
         self._run(self.engram.delete(memory_id, **kwargs))
 
-    def history(self, memory_id: uuid.UUID | str, *, tenant: str | None = None) -> builtins.list[HistoryEntry]:
-        return self._run(self.engram.history(memory_id, tenant=tenant))
+    def history(self, memory_id: uuid.UUID | str, **kwargs: Any) -> builtins.list[HistoryEntry]:
+        return self._run(self.engram.history(memory_id, **kwargs))
+
+    def unarchive(self, memory_id: uuid.UUID | str, **kwargs: Any) -> Memory:
+        return self._run(self.engram.unarchive(memory_id, **kwargs))
+
+    def recall(self, query: str | RecallRequest | Mapping[str, Any], **kwargs: Any) -> RecallResult:
+        return self._run(self.engram.recall(query, **kwargs))
+
+    def receipt(self, receipt_id: uuid.UUID | str, **kwargs: Any) -> Receipt:
+        return self._run(self.engram.receipt(receipt_id, **kwargs))
+
+    def relate(self, relation: RelationInput | Mapping[str, Any], **kwargs: Any) -> Relation:
+        return self._run(self.engram.relate(relation, **kwargs))
+
+    def create_key(self, spec: Mapping[str, Any] | None = None, **kwargs: Any) -> NewKey:
+        return self._run(self.engram.create_key(spec, **kwargs))
+
+    def list_keys(self, **kwargs: Any) -> builtins.list[ApiKey]:
+        return self._run(self.engram.list_keys(**kwargs))
+
+    def revoke_key(self, key_id: uuid.UUID | str, **kwargs: Any) -> ApiKey:
+        return self._run(self.engram.revoke_key(key_id, **kwargs))
 
     def close(self) -> None:
         try:

@@ -48,7 +48,7 @@ async def test_no_role_change_on_a_pooled_connection_reaches_another_tenant(engr
             await conn.execute("SET SESSION AUTHORIZATION postgres")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             await conn.execute("ALTER TABLE memories NO FORCE ROW LEVEL SECURITY")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # the key lookup policy shows one key, by hash
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # a policy cannot be switched off either
             await conn.execute("SET row_security = off; SELECT * FROM memories")
         await conn.execute("RESET ROLE")  # leave the connection as the pool expects it
         await conn.execute("SET ROLE engram_app")
