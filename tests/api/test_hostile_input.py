@@ -290,3 +290,16 @@ async def test_values_come_back_as_sent(client: httpx.AsyncClient, make_client: 
     assert history[0]["snapshot"]["confidence"] == 0.8 and history[0]["snapshot"]["source"]["type"] == "user_message"
     missing = await client.get("/v1/memories/0190a0a0-0000-7000-8000-000000000000/receipts")
     assert missing.status_code == 404 and error_of(missing)["field"] == "id"
+
+
+async def test_the_default_limit_refuses_a_huge_body_unread(client: httpx.AsyncClient) -> None:
+    """The review's cases: a 50 MB body was parsed whole; a 20 MB relation was stored."""
+    huge = b'{"content": "' + b"x" * (50 * 1024 * 1024) + b'"}'
+    r = await client.post("/v1/memories", content=huge, headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and error_of(r)["code"] == "payload_too_large"
+    a = (await client.post("/v1/memories", json={"content": "one"})).json()["id"]
+    b = (await client.post("/v1/memories", json={"content": "two"})).json()["id"]
+    relation = {"src_id": a, "dst_id": b, "type": "about", "metadata": {"x": "y" * (20 * 1024 * 1024)}}
+    assert (await client.post("/v1/relations", json=relation)).status_code == 413
+    recall = {"query": "x", "metadata": {"x": "y" * (20 * 1024 * 1024)}}
+    assert (await client.post("/v1/recall", json=recall)).status_code == 413
