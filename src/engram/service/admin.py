@@ -1,48 +1,27 @@
-"""Administration as service operations: API keys (and the principal a key stands for), tenant settings."""
+"""Administration as service operations: API keys (and the principal a key stands for), tenant settings,
+and upkeep (enrichment, large tenants' indexes, planner statistics)."""
 
 from __future__ import annotations
 
-import time
+import builtins
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any
 
 from engram.errors import AuthenticationError, NotFoundError
 from engram.model.access import Action, ApiKey, KeyInput, NewKey, Principal
 from engram.model.ids import parse_uuid
 from engram.model.tenant import TenantPatch, TenantSettings
+from engram.model.validation import parse
+from engram.service.core import Core
+from engram.store import embeddings as emb
 from engram.store import keys, tenants
 
-if TYPE_CHECKING:
-    from engram.service.engram import Engram
-
-CACHE_SECONDS = 10.0  # a revocation takes effect on other processes within this
-_CACHE_SIZE = 10_000
 # Adding a language to a large tenant indexes every memory again: more than a request's time limit.
 REINDEX_SETTINGS = {"statement_timeout": "600s"}
 
 
-class KeyCache:
-    """Principals by key digest for a few seconds, so a request costs no key lookup."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, tuple[float, Principal]] = {}
-
-    def get(self, digest: str) -> Principal | None:
-        hit = self._entries.get(digest)
-        if hit and hit[0] > time.monotonic():
-            return hit[1]
-        return None
-
-    def put(self, digest: str, principal: Principal) -> None:
-        if len(self._entries) >= _CACHE_SIZE:
-            self._entries.clear()
-        self._entries[digest] = (time.monotonic() + CACHE_SECONDS, principal)
-
-    def forget(self, key_id: uuid.UUID) -> None:
-        self._entries = {d: e for d, e in self._entries.items() if e[1].key_id != key_id}
-
-
-async def authenticate(engram: Engram, key: str) -> Principal:
+async def _authenticate(engram: Core, key: str) -> Principal:
     """The principal of an active API key; AuthenticationError for anything else."""
     digest = keys.hash_key(key)
     found = engram.key_cache.get(digest)
@@ -55,20 +34,20 @@ async def authenticate(engram: Engram, key: str) -> Principal:
     return found
 
 
-async def create_key(engram: Engram, who: Principal, spec: KeyInput) -> NewKey:
+async def _create_key(engram: Core, who: Principal, spec: KeyInput) -> NewKey:
     who.require(Action.MANAGE_KEYS)
     async with engram.db.tenant(who.tenant_id) as conn:
         made, secret = await keys.create(conn, who.tenant_id, spec)
     return NewKey(**made.model_dump(), key=secret)
 
 
-async def list_keys(engram: Engram, who: Principal) -> list[ApiKey]:
+async def _list_keys(engram: Core, who: Principal) -> list[ApiKey]:
     who.require(Action.MANAGE_KEYS)
     async with engram.db.tenant(who.tenant_id) as conn:
         return await keys.list_keys(conn, who.tenant_id)
 
 
-async def revoke_key(engram: Engram, who: Principal, key_id: uuid.UUID | str) -> ApiKey:
+async def _revoke_key(engram: Core, who: Principal, key_id: uuid.UUID | str) -> ApiKey:
     who.require(Action.MANAGE_KEYS)
     kid = parse_uuid(key_id, field="key_id", what="key id")
     async with engram.db.tenant(who.tenant_id) as conn:
@@ -79,13 +58,13 @@ async def revoke_key(engram: Engram, who: Principal, key_id: uuid.UUID | str) ->
     return revoked
 
 
-async def tenant_settings(engram: Engram, who: Principal) -> TenantSettings:
+async def _tenant_settings(engram: Core, who: Principal) -> TenantSettings:
     who.require(Action.MANAGE_TENANT)
     async with engram.db.tenant(who.tenant_id) as conn:
         return await tenants.get(conn, who.tenant_id)
 
 
-async def update_tenant(engram: Engram, who: Principal, patch: TenantPatch) -> TenantSettings:
+async def _update_tenant(engram: Core, who: Principal, patch: TenantPatch) -> TenantSettings:
     who.require(Action.MANAGE_TENANT)
     from engram.service.writes import refresh_sessions
 
@@ -95,3 +74,77 @@ async def update_tenant(engram: Engram, who: Principal, patch: TenantPatch) -> T
         settings = await tenants.get(conn, who.tenant_id)
     engram.retriever.forget_corpus(who.tenant_id)
     return settings
+
+
+class Administration(Core):
+    """Keys, tenant settings and upkeep, as operations of Engram."""
+
+    async def authenticate(self, key: str) -> Principal:
+        """The principal an API key stands for (its tenant, role and binding); AuthenticationError if the
+        key is unknown or revoked. Cached for a few seconds."""
+        return await _authenticate(self, key)
+
+    async def create_key(
+        self,
+        spec: KeyInput | Mapping[str, Any] | None = None,
+        *,
+        tenant: str | None = None,
+        principal: Principal | None = None,
+        **fields: Any,
+    ) -> NewKey:
+        """A new API key of the tenant (admin): role, name, and optionally the user and agent it is bound
+        to. The secret is in the result, once."""
+        return await _create_key(self, self._who(tenant, principal), parse(KeyInput, spec or fields))
+
+    async def list_keys(
+        self, *, tenant: str | None = None, principal: Principal | None = None
+    ) -> builtins.list[ApiKey]:
+        return await _list_keys(self, self._who(tenant, principal))
+
+    async def revoke_key(
+        self, key_id: uuid.UUID | str, *, tenant: str | None = None, principal: Principal | None = None
+    ) -> ApiKey:
+        """Revoke a key: at once in this process, within 10 seconds in others."""
+        return await _revoke_key(self, self._who(tenant, principal), key_id)
+
+    async def tenant_settings(self, *, tenant: str | None = None, principal: Principal | None = None) -> TenantSettings:
+        return await _tenant_settings(self, self._who(tenant, principal))
+
+    async def update_tenant(
+        self,
+        patch: TenantPatch | Mapping[str, Any],
+        *,
+        tenant: str | None = None,
+        principal: Principal | None = None,
+    ) -> TenantSettings:
+        """Change the tenant's settings (admin); a new ``fts_config`` indexes every memory again."""
+        return await _update_tenant(self, self._who(tenant, principal), parse(TenantPatch, patch))
+
+    # --- enrichment and upkeep --------------------------------------------------------------------------
+
+    async def enrich_pending(self, *, limit: int = 256, lease_seconds: int = 60) -> int:
+        """Embed memories that wait for a vector (all tenants, leased fairly). Returns how many got one."""
+        from engram.workers.enrichment import run_once
+
+        return await run_once(self, limit=limit, lease_seconds=lease_seconds)
+
+    async def index_large_tenants(self, threshold: int = emb.TENANT_INDEX_THRESHOLD) -> builtins.list[str]:
+        """Build a dedicated HNSW index for every tenant with at least ``threshold`` vectors (concurrently,
+        writes go on). Runs periodically inside ``engram serve``; returns the tenants indexed now. Needs
+        the owner's connection (and an owner not held to row-level security, as the embedded one is)."""
+        if self.gateway is None or self.db.owner_conninfo is None:
+            return []
+        async with self.db.owner() as conn:
+            return await emb.index_large_tenants(conn, self.gateway.model_id, self.gateway.dimensions, threshold)
+
+    async def embedding_backlog(self) -> int:
+        async with self.db.queue() as conn:
+            row = await (await conn.execute(emb.BACKLOG)).fetchone()
+        return int(row["n"]) if row else 0
+
+    async def analyze(self) -> None:
+        """Refresh the planner's statistics of the recall tables (what autovacuum does after a bulk load)."""
+        from engram.retrieval.candidates import ANALYZE_RECALL_TABLES
+
+        async with self.db.owner() as conn:
+            await conn.execute(ANALYZE_RECALL_TABLES)

@@ -16,7 +16,7 @@ from engram.store import memories as q
 from engram.store.database import Conn
 
 if TYPE_CHECKING:
-    from engram.service.engram import Engram
+    from engram.service.core import Core
 
 
 def not_found(mid: uuid.UUID) -> NotFoundError:
@@ -54,7 +54,7 @@ async def locked(
 
 
 async def update(
-    engram: Engram, who: Principal, acting: Acting, mid: uuid.UUID, changes: MemoryPatch, expected_revision: int
+    engram: Core, who: Principal, acting: Acting, mid: uuid.UUID, changes: MemoryPatch, expected_revision: int
 ) -> Memory:
     who.require(Action.UPDATE)
     tenant_id = who.tenant_id
@@ -91,7 +91,7 @@ async def update(
 
 
 async def archive(
-    engram: Engram, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None
+    engram: Core, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None
 ) -> Memory:
     """Take a memory out of service, keeping it and its history (idempotent)."""
     who.require(Action.ARCHIVE)
@@ -107,7 +107,7 @@ async def archive(
 
 
 async def unarchive(
-    engram: Engram, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None
+    engram: Core, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None
 ) -> Memory:
     """Put an archived memory back in service (idempotent for an active one)."""
     who.require(Action.UNARCHIVE)
@@ -133,7 +133,7 @@ async def unarchive(
     return Memory.from_row(row)
 
 
-async def delete(engram: Engram, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None) -> None:
+async def delete(engram: Core, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None) -> None:
     """Remove a memory with its vectors, history and relations; an audit tombstone without content stays,
     and its chain is mended (``store.chains``)."""
     who.require(Action.DELETE)
@@ -154,7 +154,7 @@ async def delete(engram: Engram, who: Principal, acting: Acting, mid: uuid.UUID,
 
 
 async def _refresh(
-    engram: Engram, conn: Conn, tenant_id: str, sessions: list[str | None], around: list[uuid.UUID] | None = None
+    engram: Core, conn: Conn, tenant_id: str, sessions: list[str | None], around: list[uuid.UUID] | None = None
 ) -> None:
     from engram.service.writes import refresh_sessions
 

@@ -18,7 +18,7 @@ from engram.store import memories as q
 from engram.store.database import Conn
 
 if TYPE_CHECKING:
-    from engram.service.engram import Engram
+    from engram.service.core import Core
 
 _log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ MAX_BATCH = 1000
 
 
 async def remember_many(
-    engram: Engram, who: Principal, items: Sequence[MemoryLike], embed: EmbedMode, *, batch: bool
+    engram: Core, who: Principal, items: Sequence[MemoryLike], embed: EmbedMode, *, batch: bool
 ) -> list[WriteResult | EngramError]:
     """Each item succeeds or fails on its own. In a batch (``batch``) an item's error names its field as
     ``items[i].field``, whichever layer found it."""
@@ -89,7 +89,7 @@ def in_item(result: WriteResult | EngramError, index: int) -> WriteResult | Engr
 
 
 async def write_one(
-    engram: Engram, who: Principal, pair: tuple[int, MemoryInput], vectors: Mapping[str, Vector], reason: str
+    engram: Core, who: Principal, pair: tuple[int, MemoryInput], vectors: Mapping[str, Vector], reason: str
 ) -> q.Outcome:
     try:
         return (await write(engram, who, [pair], vectors, reason))[0]
@@ -122,7 +122,7 @@ def result_of(out: q.Outcome, vectors: Mapping[str, Vector]) -> WriteResult | En
 
 
 async def vectors_for(
-    engram: Engram, tenant_id: str, items: Sequence[MemoryInput], embed: EmbedMode
+    engram: Core, tenant_id: str, items: Sequence[MemoryInput], embed: EmbedMode
 ) -> tuple[dict[str, Vector], str]:
     """Vectors by content hash: reused from the tenant's existing rows, else computed in one batch."""
     gateway = engram.gateway
@@ -147,7 +147,7 @@ async def vectors_for(
 
 
 async def write(
-    engram: Engram,
+    engram: Core,
     who: Principal,
     items: Sequence[tuple[int, MemoryInput]],
     vectors: Mapping[str, Vector],
@@ -190,7 +190,7 @@ async def write(
 
 
 async def refresh_sessions(
-    engram: Engram,
+    engram: Core,
     conn: Conn,
     tenant_id: str,
     sessions: Iterable[str | None],

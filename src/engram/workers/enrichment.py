@@ -23,12 +23,13 @@ from engram.store import embeddings as emb
 if TYPE_CHECKING:
     import uuid
 
-    from engram.service import Engram
+    from engram.service.admin import Administration
+    from engram.service.core import Core
 
 _log = logging.getLogger(__name__)
 
 
-async def run_once(engram: Engram, *, limit: int = 256, lease_seconds: int = 60) -> int:
+async def run_once(engram: Core, *, limit: int = 256, lease_seconds: int = 60) -> int:
     """Lease up to ``limit`` due jobs and embed them. Returns the number of memories that got a vector."""
     gateway = engram.gateway
     if gateway is None:
@@ -46,7 +47,7 @@ async def run_once(engram: Engram, *, limit: int = 256, lease_seconds: int = 60)
     return done
 
 
-async def _embed_tenant(engram: Engram, tenant_id: str, ids: list[uuid.UUID]) -> int:
+async def _embed_tenant(engram: Core, tenant_id: str, ids: list[uuid.UUID]) -> int:
     gateway = engram.gateway
     assert gateway is not None
     model = gateway.model_id
@@ -97,7 +98,7 @@ class EnrichmentWorker:
     """Runs ``run_once`` in a loop inside ``engram serve`` (and ``engram worker``)."""
 
     def __init__(
-        self, engram: Engram, *, interval: float = 1.0, batch: int = 256, maintenance_every: float = 600.0
+        self, engram: Administration, *, interval: float = 1.0, batch: int = 256, maintenance_every: float = 600.0
     ) -> None:
         self.engram = engram
         self.interval = interval

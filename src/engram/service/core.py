@@ -1,0 +1,182 @@
+"""The service's core: opening and closing Engram, and who is calling (``_who``). The operations live in
+the classes built on it (``reads``, ``admin``, ``engram``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from types import TracebackType
+from typing import Self
+
+from engram.config import Settings
+from engram.errors import MigrationError, PermissionDenied, ValidationError
+from engram.model.access import Principal
+from engram.model.ids import check_tenant, parse_uuid
+from engram.providers.base import Embedder
+from engram.providers.gateway import EmbeddingGateway
+from engram.retrieval.engine import Retriever
+from engram.service.opening import connect_store
+from engram.store import embeddings as emb
+from engram.store.database import Database, metered
+from engram.store.embedded import EmbeddedPostgres
+
+CACHE_SECONDS = 10.0  # a revocation takes effect on other processes within this
+_CACHE_SIZE = 10_000
+
+
+class KeyCache:
+    """Principals by key digest for a few seconds, so a request costs no key lookup."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[float, Principal]] = {}
+
+    def get(self, digest: str) -> Principal | None:
+        hit = self._entries.get(digest)
+        if hit and hit[0] > time.monotonic():
+            return hit[1]
+        return None
+
+    def put(self, digest: str, principal: Principal) -> None:
+        if len(self._entries) >= _CACHE_SIZE:
+            self._entries.clear()
+        self._entries[digest] = (time.monotonic() + CACHE_SECONDS, principal)
+
+    def forget(self, key_id: uuid.UUID) -> None:
+        self._entries = {d: e for d, e in self._entries.items() if e[1].key_id != key_id}
+
+
+class Core:
+    """What every operation of Engram stands on: the pool, the embedder's gateway, the retriever, the key
+    cache, and ``_who``, the caller of each operation."""
+
+    def __init__(
+        self,
+        db: Database,
+        gateway: EmbeddingGateway | None,
+        *,
+        tenant: str | None = None,
+        embedded: EmbeddedPostgres | None = None,
+        inline_receipts: bool = False,
+    ) -> None:
+        self.db = db
+        self.retriever = Retriever(db, gateway, inline_receipts=inline_receipts)
+        self.gateway = gateway
+        self.default_tenant = tenant
+        self.embedded = embedded
+        self.work_pending = asyncio.Event()  # set when memories wait for a vector
+        self.key_cache = KeyCache()
+
+    # --- lifecycle -------------------------------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        settings: Settings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        tenant: str | None = None,
+        run_migrations: bool | None = None,
+        embedding: bool = True,
+    ) -> Self:
+        """Connect (starting the embedded PostgreSQL when no DATABASE_URL is set), migrate, load the embedder.
+
+        Migrations run automatically on the embedded database; on an external one run ``engram migrate``
+        (or pass ``run_migrations=True``). ``embedding=False`` skips the embedder (for read-only tools).
+        """
+        settings = settings or Settings()
+        inline = settings.recall_receipts == "inline"
+        db, embedded = await connect_store(settings, run_migrations=run_migrations)
+        if not embedding:
+            return cls(db, None, tenant=tenant, embedded=embedded, inline_receipts=inline)
+        try:
+            if embedder is None:
+                from engram.providers.factory import build_embedder
+
+                embedder = build_embedder(settings)
+            load = getattr(embedder, "load", None)
+            if callable(load):
+                await asyncio.to_thread(load)
+            await _register(db, embedder)
+            gateway = EmbeddingGateway(
+                embedder,
+                batch_size=settings.embedding_batch_size,
+                max_concurrency=settings.embedding_concurrency,
+                timeout=settings.embedding_timeout,
+            )
+        except BaseException:
+            await db.close()
+            if embedded is not None:
+                embedded.stop()
+            raise
+        return cls(db, gateway, tenant=tenant, embedded=embedded, inline_receipts=inline)
+
+    async def close(self) -> None:
+        await self.retriever.drain()
+        await self.db.close()
+        if self.gateway is not None:
+            await self.gateway.embedder.aclose()
+        if self.embedded is not None:
+            await asyncio.to_thread(self.embedded.stop)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def _who(self, tenant: str | None, principal: Principal | None, label: str = "library") -> Principal:
+        """The caller: ``principal`` (whose tenant a ``tenant`` argument must not contradict), or the trusted
+        in-process caller of the tenant named."""
+        metered.set(principal is not None and principal.key_id is not None)  # remote callers share the pool
+        if principal is not None:
+            if tenant is not None and tenant != principal.tenant_id:
+                raise PermissionDenied(
+                    f"this key belongs to tenant {principal.tenant_id}, not {tenant}", field="tenant"
+                )
+            return principal
+        t = tenant or self.default_tenant
+        if not t:
+            raise ValidationError("a tenant is required: pass tenant=... or open Engram with one", field="tenant")
+        return Principal.local(check_tenant(t), label)
+
+    @property
+    def gateway(self) -> EmbeddingGateway | None:
+        return self._gateway
+
+    @gateway.setter
+    def gateway(self, value: EmbeddingGateway | None) -> None:
+        self._gateway = value
+        self.retriever.gateway = value
+
+    @property
+    def model_id(self) -> str | None:
+        return self.gateway.model_id if self.gateway else None
+
+
+async def _register(db: Database, embedder: Embedder) -> None:
+    """Register the embedder's model and its indexes (as the owner), or check that ``engram migrate``
+    did when the service has no owner connection."""
+    if db.owner_conninfo is not None:
+        async with db.owner() as conn:
+            await emb.register_model(conn, embedder.model_id, embedder.dimensions)
+        return
+    async with db.app() as conn:
+        row = await (await conn.execute(emb.MODEL_DIMENSIONS, [embedder.model_id])).fetchone()
+    if row is None:
+        raise MigrationError(
+            f"the embedding model {embedder.model_id!r} is not registered in this database: run `engram migrate` "
+            "with the same embedder settings (it registers the model as the schema owner)"
+        )
+    if int(row["dimensions"]) != embedder.dimensions:
+        raise ValidationError(
+            f"embedding model {embedder.model_id!r} is registered with {row['dimensions']} dimensions, the "
+            f"embedder returns {embedder.dimensions}; give the new model a new id",
+            field="embedding_model",
+        )
+
+
+def _uuid(value: uuid.UUID | str) -> uuid.UUID:
+    return parse_uuid(value)

@@ -1,0 +1,188 @@
+"""Reads: memories, their history, recall and its receipts, each under the one visibility rule."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from engram.errors import NotFoundError, ValidationError
+from engram.model import HistoryEntry, Memory, MemoryPage
+from engram.model.access import Action, Principal
+from engram.model.ids import parse_uuid
+from engram.model.recall import RecallRequest, RecallResult, Receipt
+from engram.model.validation import parse
+from engram.providers.base import Vector
+from engram.retrieval import receipts
+from engram.retrieval.config import RetrievalConfig
+from engram.service.changes import not_found, sees
+from engram.service.core import Core, _uuid
+from engram.store import listing
+from engram.store import memories as q
+
+
+class Reads(Core):
+    async def get(
+        self,
+        memory_id: uuid.UUID | str,
+        *,
+        tenant: str | None = None,
+        principal: Principal | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+    ) -> Memory:
+        """One memory. ``user_id``, ``agent_id``, ``workflow_id``: whom an agent reads it as (a ``user``
+        memory shows only to its user, see docs/security.md)."""
+        who = self._who(tenant, principal)
+        who.require(Action.READ)
+        acting = who.acting(user_id=user_id, agent_id=agent_id, workflow_id=workflow_id)
+        mid = _uuid(memory_id)
+        async with self.db.tenant(who.tenant_id) as conn:
+            mem = await q.fetch_one(conn, who.tenant_id, mid)
+        if mem is None or not sees(who, acting, mem):
+            raise not_found(mid)
+        return mem
+
+    async def list(
+        self,
+        *,
+        tenant: str | None = None,
+        principal: Principal | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        tags: Sequence[str] = (),
+        **filters: str | None,
+    ) -> MemoryPage:
+        """Memories newest first, filtered by any of kind, status, user_id, agent_id, workflow_id,
+        session_id, fact_key, external_id and tags (all must match); an agent sees only what it may (its
+        user_id, agent_id and workflow_id filters are also whom it acts as)."""
+        who = self._who(tenant, principal)
+        who.require(Action.READ)
+        unknown = set(filters) - set(listing.LIST_FILTERS)
+        if unknown:
+            raise ValidationError(
+                f"unknown filter {sorted(unknown)[0]!r}; allowed: {', '.join(listing.LIST_FILTERS)}, tags",
+                field=sorted(unknown)[0],
+            )
+        if not 1 <= limit <= 500:
+            raise ValidationError("limit must be between 1 and 500", field="limit")
+        clean = {k: v for k, v in filters.items() if v is not None}
+        for name in ("user_id", "agent_id"):
+            if name in clean:
+                who.bound(clean[name], name)
+        acting = None
+        if not who.sees_all:
+            acting = who.acting(
+                user_id=clean.get("user_id"), agent_id=clean.get("agent_id"), workflow_id=clean.get("workflow_id")
+            )
+        async with self.db.tenant(who.tenant_id) as conn:
+            items, next_cursor = await listing.list_page(
+                conn, who.tenant_id, filters=clean, tags=tags, limit=limit, cursor=cursor, acting=acting
+            )
+        return MemoryPage(items=items, next_cursor=next_cursor)
+
+    async def history(
+        self,
+        memory_id: uuid.UUID | str,
+        *,
+        tenant: str | None = None,
+        principal: Principal | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+    ) -> builtins.list[HistoryEntry]:
+        """Every revision of a memory the caller may see, as full snapshots."""
+        who = self._who(tenant, principal)
+        mem = await self.get(memory_id, principal=who, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id)
+        async with self.db.tenant(who.tenant_id) as conn:
+            return await listing.history(conn, who.tenant_id, mem.id)
+
+    async def recall(
+        self,
+        query: str | RecallRequest | Mapping[str, Any],
+        *,
+        tenant: str | None = None,
+        actor: str = "library",
+        principal: Principal | None = None,
+        config: RetrievalConfig | None = None,
+        query_vector: Sequence[float] | Vector | None = None,
+        **fields: Any,
+    ) -> RecallResult:
+        """The few memories that should enter the model's context, as items and a prompt packet, with a
+        stored receipt. ``config`` replaces the named preset; ``query_vector`` skips embedding the query."""
+        who = self._who(tenant, principal, actor)
+        who.require(Action.READ)
+        data: Any = {"query": query, **fields} if isinstance(query, str) else query
+        req = parse(RecallRequest, data)
+        user, agent = who.bound(req.user_id, "user_id"), who.bound(req.agent_id, "agent_id")
+        if (user, agent) != (req.user_id, req.agent_id):
+            req = req.model_copy(update={"user_id": user, "agent_id": agent})
+        vector = np.asarray(query_vector, dtype=np.float32) if query_vector is not None else None
+        return await self.retriever.recall(who.tenant_id, req, who=who, config=config, query_vector=vector)
+
+    async def receipt(
+        self,
+        receipt_id: uuid.UUID | str,
+        *,
+        tenant: str | None = None,
+        principal: Principal | None = None,
+        user_id: str | None = None,
+    ) -> Receipt:
+        """A recall's receipt. An agent reads only those of the user it acts as (``user_id``)."""
+        who = self._who(tenant, principal)
+        who.require(Action.READ)
+        acting = who.acting(user_id=user_id)
+        rid = parse_uuid(receipt_id, field="receipt_id", what="receipt id")
+        await self.retriever.receipts.settle()  # this process's recalls: written before they are read
+        found = await self._read_receipt(who.tenant_id, rid)
+        while found is None and _just_issued(rid):  # another process's recall: its receipt is on its way
+            await asyncio.sleep(0.05)
+            found = await self._read_receipt(who.tenant_id, rid)
+        if found is None or not (who.may(Action.ALL_RECEIPTS) or found.principal.get("user_id") == acting.user_id):
+            raise NotFoundError(
+                f"receipt {rid} does not exist in this tenant (or is not one of the user this key acts as)",
+                field="receipt_id",
+            )
+        return found
+
+    async def _read_receipt(self, tenant_id: str, rid: uuid.UUID) -> Receipt | None:
+        async with self.db.tenant(tenant_id) as conn:
+            return await receipts.get(conn, tenant_id, rid)
+
+    async def receipts_for(
+        self,
+        memory_id: uuid.UUID | str,
+        *,
+        tenant: str | None = None,
+        principal: Principal | None = None,
+        limit: int = 50,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+    ) -> builtins.list[Receipt]:
+        """The recalls that put this memory into a packet, newest first ("why was this used"). An agent sees
+        only the recalls of the user it acts as."""
+        who = self._who(tenant, principal)
+        mem = await self.get(memory_id, principal=who, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id)
+        only_user = not who.may(Action.ALL_RECEIPTS)
+        acting_user = who.acting(user_id=user_id).user_id
+        await self.retriever.receipts.settle()
+        async with self.db.tenant(who.tenant_id) as conn:
+            return await receipts.for_memory(conn, who.tenant_id, mem.id, limit, only_user=only_user, user=acting_user)
+
+
+RECEIPT_WAIT = 2.0  # seconds a just-issued receipt id may take to arrive from the process that issued it
+CLOCK_SKEW = 0.25  # seconds another process's clock may be ahead of this one's
+
+
+def _just_issued(rid: uuid.UUID) -> bool:
+    """A UUIDv7 issued less than RECEIPT_WAIT seconds ago (its first 48 bits are its Unix time in ms); one
+    from the future was never issued by anybody, and is not waited for."""
+    age = time.time() - (rid.int >> 80) / 1000
+    return rid.version == 7 and -CLOCK_SKEW <= age < RECEIPT_WAIT
