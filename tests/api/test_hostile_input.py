@@ -303,3 +303,17 @@ async def test_the_default_limit_refuses_a_huge_body_unread(client: httpx.AsyncC
     assert (await client.post("/v1/relations", json=relation)).status_code == 413
     recall = {"query": "x", "metadata": {"x": "y" * (20 * 1024 * 1024)}}
     assert (await client.post("/v1/recall", json=recall)).status_code == 413
+
+
+async def test_a_body_json_cannot_read_is_a_422_like_any_bad_json(client: httpx.AsyncClient) -> None:
+    for raw in (b'{"content": "\xff\xfe"}', b"[" * 100_000, b'{"confidence": 1' + b"0" * 5000 + b"}"):
+        r = await client.post("/v1/memories", content=raw, headers={"Content-Type": "application/json"})
+        assert r.status_code == 422, (raw[:20], r.text)
+        assert error_of(r)["code"] == "validation_error" and error_of(r)["field"] == "body"
+
+
+async def test_the_published_patch_schema_refuses_null_where_the_server_does(client: httpx.AsyncClient) -> None:
+    schema = (await client.get("/openapi.json")).json()["components"]["schemas"]["MemoryPatch"]["properties"]
+    for field in ("content", "kind", "visibility", "source", "confidence", "importance", "valid_from", "tags"):
+        assert "null" not in json.dumps(schema[field]["type"] if "type" in schema[field] else schema[field]), field
+    assert {"type": "null"} in schema["summary"]["anyOf"]  # summary may be cleared

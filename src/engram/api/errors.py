@@ -99,6 +99,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # FastAPI could not parse the body (bad encoding, nesting, huge numbers)
+            body = e.ValidationError(f"the body cannot be read as JSON: {exc.detail}", field="body")
+            return JSONResponse({"error": error_body(body)}, status_code=422)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         message = {
             404: f"no route {request.url.path} (the API lives under /v1; see /docs)",

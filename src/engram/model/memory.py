@@ -146,25 +146,30 @@ def _check_window(valid_from: datetime | None, valid_until: datetime | None) -> 
         raise ValueError(f"valid_until must be later than {what}")
 
 
+Omitted = SkipJsonSchema[None]  # the default of a field that may be left out but not sent as null
+
+
 class MemoryPatch(_Content):
     """A partial update. Fields left out keep their value; scopes and external_id cannot change."""
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str | None = None
-    kind: Kind | None = None
+    # ``| Omitted``: a field left out keeps its value, and null is refused for those a memory must have
+    # (subtype, summary, valid_until and expires_at may be cleared with null).
+    content: str | Omitted = None
+    kind: Kind | Omitted = None
     subtype: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_]*$")] | None = None
-    visibility: Visibility | None = None
+    visibility: Visibility | Omitted = None
     summary: Annotated[str, Field(max_length=2000)] | None = None
-    source: Source | None = None
-    confidence: Unit | None = None
-    importance: Unit | None = None
-    valid_from: Timestamp | None = None
+    source: Source | Omitted = None
+    confidence: Unit | Omitted = None
+    importance: Unit | Omitted = None
+    valid_from: Timestamp | Omitted = None
     valid_until: Timestamp | None = None
     expires_at: Timestamp | None = None
-    policy: Policy | None = None
-    tags: Annotated[list[Tag], Field(max_length=MAX_TAGS), AfterValidator(_check_tags)] | None = None
-    metadata: JsonObject | None = None
+    policy: Policy | Omitted = None
+    tags: Annotated[list[Tag], Field(max_length=MAX_TAGS), AfterValidator(_check_tags)] | Omitted = None
+    metadata: JsonObject | Omitted = None
     # Not changeable: named here so that sending one says so (instead of "extra inputs are not permitted").
     user_id: SkipJsonSchema[Any] = None
     agent_id: SkipJsonSchema[Any] = None
