@@ -165,3 +165,15 @@ async def test_relations_need_both_memories_visible(make_client: MakeClient) -> 
     assert (await agent.post("/v1/relations", json=body)).status_code == 404
     made = await agent.post("/v1/relations", json=body, params={"user_id": "u1"})
     assert made.status_code == 201 and made.json()["weight"] == 1.0
+
+
+async def test_a_bound_key_is_held_to_the_visibility_rule_whatever_its_role(make_client: MakeClient) -> None:
+    agent = await make_client(role="agent")
+    theirs = (await agent.post("/v1/memories", json={"content": "u2's private note", "user_id": "u2"})).json()["id"]
+    bound_reviewer = await make_client(role="reviewer", user_id="u1")
+    assert (await bound_reviewer.get(f"/v1/memories/{theirs}")).status_code == 404
+    assert (await bound_reviewer.get("/v1/memories")).json()["items"] == []
+    asked = await agent.post("/v1/recall", json={"query": "private note", "user_id": "u2"})
+    assert (await bound_reviewer.get(f"/v1/receipts/{asked.json()['receipt_id']}")).status_code == 404
+    unbound_reviewer = await make_client(role="reviewer")
+    assert (await unbound_reviewer.get(f"/v1/memories/{theirs}")).status_code == 200

@@ -132,9 +132,19 @@ class Principal:
         return Acting(self.bound(user_id, "user_id"), self.bound(agent_id, "agent_id"), workflow_id)
 
     @property
+    def bound_to_someone(self) -> bool:
+        return self.user_id is not None or self.agent_id is not None
+
+    @property
     def sees_all(self) -> bool:
-        """Reviewers and admins read every memory of the tenant by id, in lists and in history."""
-        return self.may(Action.SEE_ALL)
+        """Reviewers and admins read every memory of the tenant by id, in lists and in history; a key bound
+        to a user or agent is held to the visibility rule whatever its role."""
+        return self.may(Action.SEE_ALL) and not self.bound_to_someone
+
+    @property
+    def reads_all_receipts(self) -> bool:
+        """Reviewers and admins read every receipt; a bound key only those of the user it acts as."""
+        return self.may(Action.ALL_RECEIPTS) and not self.bound_to_someone
 
     def max_visibility(self) -> str:
         """The widest visibility this caller may give a memory: a key bound to a user writes for that user

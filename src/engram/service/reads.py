@@ -144,7 +144,7 @@ class Reads(Core):
         while found is None and _just_issued(rid):  # another process's recall: its receipt is on its way
             await asyncio.sleep(0.05)
             found = await self._read_receipt(who.tenant_id, rid)
-        if found is None or not (who.may(Action.ALL_RECEIPTS) or found.principal.get("user_id") == acting.user_id):
+        if found is None or not (who.reads_all_receipts or found.principal.get("user_id") == acting.user_id):
             raise NotFoundError(
                 f"receipt {rid} does not exist in this tenant (or is not one of the user this key acts as)",
                 field="receipt_id",
@@ -170,7 +170,7 @@ class Reads(Core):
         only the recalls of the user it acts as."""
         who = self._who(tenant, principal)
         mem = await self.get(memory_id, principal=who, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id)
-        only_user = not who.may(Action.ALL_RECEIPTS)
+        only_user = not who.reads_all_receipts
         acting_user = who.acting(user_id=user_id).user_id
         await self.retriever.receipts.settle()
         async with self.db.tenant(who.tenant_id) as conn:
