@@ -82,3 +82,24 @@ async def test_receipts_index_takes_inserts_directly(engram: Engram) -> None:
             await conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'recall_receipts_selected_ids'")
         ).fetchone()
     assert row is not None and "fastupdate=off" in row["reloptions"]
+
+
+async def test_the_trust_migration_mends_what_earlier_versions_stored(empty_database_url: str) -> None:
+    """Up to 0010 a time outside years 1..9999 in UTC could be stored, and broke every read of its tenant;
+    confidence was a real. 0011 clamps the one and makes the other come back as it was sent."""
+    before = [m for m in available() if m.version <= 10]
+    async with await connect(empty_database_url) as conn:
+        await migrate(conn, before)
+        await conn.execute(
+            "INSERT INTO memories (tenant_id, id, kind, content, content_hash, valid_from, confidence)"
+            " VALUES ('acme', gen_random_uuid(), 'episodic', 'poisoned', repeat('a', 64),"
+            " '0001-01-01 00:00:00+14'::timestamptz, 0.8),"
+            " ('acme', gen_random_uuid(), 'episodic', 'fine', repeat('b', 64), now(), 0.8)"
+        )
+        await migrate(conn)
+    async with await Engram.open(settings_for(empty_database_url), embedder=HashingEmbedder(), tenant="acme") as m:
+        page = await m.list()
+        assert sorted(x.content for x in page.items) == ["fine", "poisoned"]
+        poisoned = next(x for x in page.items if x.content == "poisoned")
+        assert poisoned.valid_from.year == 1 and poisoned.confidence == 0.8
+        assert (await m.recall("poisoned fine")).items
