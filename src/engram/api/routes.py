@@ -4,7 +4,7 @@ do; ``user_id``, ``agent_id`` and ``workflow_id`` query parameters say whom an u
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypedDict
 
 from fastapi import APIRouter, Depends, Header, Query, Response
 
@@ -32,6 +32,22 @@ ActingUser = Annotated[ScopeId | None, Query(description="Act as this user (a ke
 ActingAgent = Annotated[ScopeId | None, Query(description="Act as this agent (a key bound to an agent acts as it)")]
 ActingWorkflow = Annotated[ScopeId | None, Query(description="Act within this workflow")]
 IfMatch = Annotated[str | None, Header(description="The revision you read (GET returns it as ETag)")]
+
+
+class ActingQuery(TypedDict):
+    user_id: str | None
+    agent_id: str | None
+    workflow_id: str | None
+
+
+def acting_as(
+    user_id: ActingUser = None, agent_id: ActingAgent = None, workflow_id: ActingWorkflow = None
+) -> ActingQuery:
+    """Whom an unbound key acts as, from the query (the service checks it against the key's binding)."""
+    return {"user_id": user_id, "agent_id": agent_id, "workflow_id": workflow_id}
+
+
+ActingAs = Annotated[ActingQuery, Depends(acting_as)]
 
 
 def _revision(value: str | None, *, required: bool) -> int | None:
@@ -87,11 +103,9 @@ async def get_memory(
     response: Response,
     engram: EngramDep,
     caller: Caller,
-    user_id: ActingUser = None,
-    agent_id: ActingAgent = None,
-    workflow_id: ActingWorkflow = None,
+    acting: ActingAs,
 ) -> Memory:
-    mem = await engram.get(memory_id, principal=caller, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id)
+    mem = await engram.get(memory_id, principal=caller, **acting)
     response.headers["ETag"] = f'"{mem.revision}"'
     return mem
 
@@ -136,19 +150,14 @@ async def update_memory(
     response: Response,
     engram: EngramDep,
     caller: Caller,
+    acting: ActingAs,
     if_match: IfMatch = None,
-    user_id: ActingUser = None,
-    agent_id: ActingAgent = None,
-    workflow_id: ActingWorkflow = None,
 ) -> Memory:
     """Change fields. Needs If-Match: <revision>; 428 without it, 409 when someone changed it first or
     the memory is no longer current."""
     expected = _revision(if_match, required=True)
     assert expected is not None
-    mem = await engram.update(
-        memory_id, body, expected_revision=expected, principal=caller, user_id=user_id, agent_id=agent_id,
-        workflow_id=workflow_id,
-    )  # fmt: skip
+    mem = await engram.update(memory_id, body, expected_revision=expected, principal=caller, **acting)
     response.headers["ETag"] = f'"{mem.revision}"'
     return mem
 
@@ -158,16 +167,13 @@ async def archive_memory(
     memory_id: uuid.UUID,
     engram: EngramDep,
     caller: Caller,
+    acting: ActingAs,
     if_match: IfMatch = None,
-    user_id: ActingUser = None,
-    agent_id: ActingAgent = None,
-    workflow_id: ActingWorkflow = None,
 ) -> Memory:
     """Take a memory out of service; it and its history stay (idempotent)."""
     return await engram.archive(
-        memory_id, expected_revision=_revision(if_match, required=False), principal=caller, user_id=user_id,
-        agent_id=agent_id, workflow_id=workflow_id,
-    )  # fmt: skip
+        memory_id, expected_revision=_revision(if_match, required=False), principal=caller, **acting
+    )
 
 
 @router.post("/v1/memories/{memory_id}/unarchive", response_model=Memory, tags=["memories"])
@@ -188,13 +194,9 @@ async def memory_history(
     memory_id: uuid.UUID,
     engram: EngramDep,
     caller: Caller,
-    user_id: ActingUser = None,
-    agent_id: ActingAgent = None,
-    workflow_id: ActingWorkflow = None,
+    acting: ActingAs,
 ) -> list[HistoryEntry]:
-    return await engram.history(
-        memory_id, principal=caller, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id
-    )
+    return await engram.history(memory_id, principal=caller, **acting)
 
 
 @router.get("/v1/memories/{memory_id}/receipts", response_model=list[Receipt], tags=["recall"])
@@ -202,16 +204,12 @@ async def memory_receipts(
     memory_id: uuid.UUID,
     engram: EngramDep,
     caller: Caller,
-    user_id: ActingUser = None,
-    agent_id: ActingAgent = None,
-    workflow_id: ActingWorkflow = None,
+    acting: ActingAs,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> list[Receipt]:
     """The recalls that put this memory into a prompt packet, newest first: why was it used. An agent
     sees those of the user it acts as."""
-    return await engram.receipts_for(
-        memory_id, principal=caller, limit=limit, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id
-    )
+    return await engram.receipts_for(memory_id, principal=caller, limit=limit, **acting)
 
 
 @router.post("/v1/recall", response_model=RecallResult, tags=["recall"])
@@ -232,12 +230,10 @@ async def create_relation(
     body: RelationInput,
     engram: EngramDep,
     caller: Caller,
-    user_id: ActingUser = None,
-    agent_id: ActingAgent = None,
-    workflow_id: ActingWorkflow = None,
+    acting: ActingAs,
 ) -> Relation:
     """A typed, weighted edge between two memories (idempotent per src, dst and type)."""
-    return await engram.relate(body, principal=caller, user_id=user_id, agent_id=agent_id, workflow_id=workflow_id)
+    return await engram.relate(body, principal=caller, **acting)
 
 
 @router.get("/healthz", response_model=Health, tags=["ops"])

@@ -408,17 +408,7 @@ def bench_write(
     from engram.bench.write import run_write_bench
 
     result = run(run_write_bench(n=n, batch_size=batch_size, single=single, data_dir=data_dir))
-    if as_json:
-        print(json.dumps(result))
-        return
-    from rich.table import Table
-
-    table = Table(title="engram bench write")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    for k, v in result.items():
-        table.add_row(k, f"{v:,.2f}" if isinstance(v, float) else str(v))
-    out.print(table)
+    _print_bench("engram bench write", result, as_json)
 
 
 @bench_app.command("recall")
@@ -441,17 +431,7 @@ def bench_recall(
             settings=settings_for(None),
         )
     )  # fmt: skip
-    if as_json:
-        print(json.dumps(result))
-        return
-    from rich.table import Table
-
-    table = Table(title="engram bench recall")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    for k, v in result.items():
-        table.add_row(k, str(v))
-    out.print(table)
+    _print_bench("engram bench recall", result, as_json)
 
 
 @bench_app.command("isolation")
@@ -465,16 +445,21 @@ def bench_isolation(
     from engram.bench.isolation import run_isolation_bench
 
     result = run(run_isolation_bench(attackers=attackers, victim_recalls=victim_recalls, settings=settings_for(None)))
+    _print_bench("engram bench isolation", result, as_json)
+
+
+def _print_bench(title: str, result: dict[str, Any], as_json: bool) -> None:
+    """A benchmark's result: one JSON object, or a table of its measures."""
     if as_json:
         print(json.dumps(result))
         return
     from rich.table import Table
 
-    table = Table(title="engram bench isolation")
+    table = Table(title=title)
     table.add_column("measure")
     table.add_column("value", justify="right")
     for k, v in result.items():
-        table.add_row(k, str(v))
+        table.add_row(k, f"{v:,.2f}" if isinstance(v, float) else str(v))
     out.print(table)
 
 

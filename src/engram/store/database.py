@@ -138,10 +138,7 @@ class Database:
         """One autocommit connection of the service's login, outside the pool and without its set-up: to
         check, before the pool opens, that the schema is there and the login may serve."""
         with translated():
-            try:
-                conn = await AsyncConnection.connect(self.conninfo, autocommit=True, row_factory=dict_row)
-            except psycopg.OperationalError as exc:
-                raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.conninfo)}): {exc}") from exc
+            conn = await _connect(self.conninfo)
             try:
                 yield conn
             finally:
@@ -239,10 +236,7 @@ class Database:
                 "login may not change the schema)"
             )
         with translated():
-            try:
-                conn = await AsyncConnection.connect(self.owner_conninfo, autocommit=True, row_factory=dict_row)
-            except psycopg.OperationalError as exc:
-                raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(self.owner_conninfo)}): {exc}") from exc
+            conn = await _connect(self.owner_conninfo)
             try:
                 await conn.execute("SET TimeZone = 'UTC'")
                 # Before the first migration the vector extension does not exist yet.
@@ -254,6 +248,14 @@ class Database:
 
     def stats(self) -> dict[str, Any]:
         return dict(self._pool.get_stats())
+
+
+async def _connect(conninfo: str) -> Conn:
+    """A dedicated autocommit connection, outside the pool."""
+    try:
+        return await AsyncConnection.connect(conninfo, autocommit=True, row_factory=dict_row)
+    except psycopg.OperationalError as exc:
+        raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(conninfo)}): {exc}") from exc
 
 
 class TenantSwitch:
