@@ -177,3 +177,20 @@ async def test_a_bound_key_is_held_to_the_visibility_rule_whatever_its_role(make
     assert (await bound_reviewer.get(f"/v1/receipts/{asked.json()['receipt_id']}")).status_code == 404
     unbound_reviewer = await make_client(role="reviewer")
     assert (await unbound_reviewer.get(f"/v1/memories/{theirs}")).status_code == 200
+
+
+async def test_an_admin_changes_the_tenants_language_and_every_memory_follows(make_client: MakeClient) -> None:
+    admin = await make_client(role="admin")
+    await admin.post("/v1/memories", json={"content": "Die Rechnungen gehen in Euro raus", "visibility": "tenant"})
+    assert (await admin.get("/v1/tenant")).json()["fts_config"] == "english"
+    before = (await admin.post("/v1/recall", json={"query": "Rechnung", "preset": "lexical"})).json()["items"]
+    assert before == []  # English stemming does not relate the two forms
+    unknown = await admin.patch("/v1/tenant", json={"fts_config": "klingon"})
+    assert unknown.status_code == 422 and unknown.json()["error"]["field"] == "fts_config"
+    changed = await admin.patch("/v1/tenant", json={"fts_config": "german"})
+    assert changed.status_code == 200 and changed.json()["fts_config"] == "german"
+    # German stemming now applies to stored memories and queries alike: "Rechnung" finds "Rechnungen".
+    found = (await admin.post("/v1/recall", json={"query": "Rechnung", "preset": "lexical"})).json()["items"]
+    assert [i["content"] for i in found] == ["Die Rechnungen gehen in Euro raus"]
+    other = await make_client("globex", role="admin")
+    assert (await other.get("/v1/tenant")).json()["fts_config"] == "english"  # one tenant's setting
