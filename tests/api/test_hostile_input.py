@@ -317,3 +317,15 @@ async def test_the_published_patch_schema_refuses_null_where_the_server_does(cli
     for field in ("content", "kind", "visibility", "source", "confidence", "importance", "valid_from", "tags"):
         assert "null" not in json.dumps(schema[field]["type"] if "type" in schema[field] else schema[field]), field
     assert {"type": "null"} in schema["summary"]["anyOf"]  # summary may be cleared
+
+
+async def test_integers_beyond_64_bits_are_refused_not_dropped_later(client: httpx.AsyncClient) -> None:
+    """A recall filter with such a number answered 200 with a receipt id whose receipt was then refused."""
+    big = {"n": 2**64}
+    r = await client.post("/v1/recall", json={"query": "anything", "metadata": big})
+    assert r.status_code == 422 and error_of(r)["field"] == "metadata"
+    r = await client.post("/v1/memories", json={"content": "x", "metadata": big})
+    assert r.status_code == 422 and error_of(r)["field"] == "metadata"
+    fine = await client.post("/v1/recall", json={"query": "anything", "metadata": {"n": 2**63 - 1}})
+    assert fine.status_code == 200
+    assert (await client.get(f"/v1/receipts/{fine.json()['receipt_id']}")).status_code == 200

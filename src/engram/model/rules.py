@@ -89,6 +89,8 @@ def check_json(value: Any, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int = 
             stack.extend((sub, depth + 1) for sub in (item.values() if isinstance(item, dict) else item))
         elif isinstance(item, float) and not math.isfinite(item):
             raise ValueError("holds a number that is not finite (NaN or infinity), which JSON cannot")
+        elif isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**63:
+            raise ValueError("holds an integer beyond 64 bits, which most JSON readers cannot take")
     size = len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise ValueError(f"is {size} bytes as JSON; the limit is {max_bytes}")
