@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 
 from tests.api.conftest import MakeClient
@@ -187,10 +189,57 @@ async def test_an_admin_changes_the_tenants_language_and_every_memory_follows(ma
     assert before == []  # English stemming does not relate the two forms
     unknown = await admin.patch("/v1/tenant", json={"fts_config": "klingon"})
     assert unknown.status_code == 422 and unknown.json()["error"]["field"] == "fts_config"
+    for i in range(120):  # more than a reindex batch
+        await admin.post("/v1/memories", json={"content": f"Notiz Nummer {i}", "visibility": "tenant"})
     changed = await admin.patch("/v1/tenant", json={"fts_config": "german"})
     assert changed.status_code == 200 and changed.json()["fts_config"] == "german"
+    assert changed.json()["memories_to_reindex"] == 121  # indexed again in the background
+    for _ in range(100):
+        if (await admin.get("/v1/tenant")).json()["memories_to_reindex"] == 0:
+            break
+        await asyncio.sleep(0.1)
+    assert (await admin.get("/v1/tenant")).json()["memories_to_reindex"] == 0
     # German stemming now applies to stored memories and queries alike: "Rechnung" finds "Rechnungen".
     found = (await admin.post("/v1/recall", json={"query": "Rechnung", "preset": "lexical"})).json()["items"]
     assert [i["content"] for i in found] == ["Die Rechnungen gehen in Euro raus"]
     other = await make_client("globex", role="admin")
     assert (await other.get("/v1/tenant")).json()["fts_config"] == "english"  # one tenant's setting
+
+
+async def test_a_bound_key_of_any_role_stays_inside_its_binding(make_client: MakeClient) -> None:
+    """The hostile review's cases: bound reviewer and admin keys wrote tenant-wide and system memories, a
+    bound admin made itself an unbound admin key, a key bound to a user changed tenant-wide memories."""
+    for role in ("reviewer", "admin"):
+        bound = await make_client(role=role, user_id="u1")
+        for visibility in ("tenant", "system"):
+            r = await bound.post("/v1/memories", json={"content": "for everyone", "visibility": visibility})
+            assert r.status_code == 403 and r.json()["error"]["field"] == "visibility", (role, visibility)
+        own = (await bound.post("/v1/memories", json={"content": "u1's own note"})).json()["id"]
+        widened = await bound.patch(f"/v1/memories/{own}", json={"visibility": "system"}, headers={"If-Match": "1"})
+        assert widened.status_code == 403
+    admin_u1 = await make_client(role="admin", user_id="u1")
+    for call in (admin_u1.post("/v1/keys", json={"role": "admin"}), admin_u1.get("/v1/keys"),
+                 admin_u1.patch("/v1/tenant", json={"fts_config": "simple"})):  # fmt: skip
+        r = await call
+        assert r.status_code == 403 and "bound" in r.json()["error"]["message"]
+    agent = await make_client(role="agent")
+    shared = (await agent.post("/v1/memories", json={"content": "Team rule", "visibility": "tenant"})).json()["id"]
+    others = await agent.post("/v1/memories", json={"content": "u2 flow", "user_id": "u2", "visibility": "workflow"})
+    u1 = await make_client(role="agent", user_id="u1")
+    assert (await u1.get(f"/v1/memories/{shared}")).status_code == 200  # it may read them
+    for mid in (shared, others.json()["id"]):
+        edit = await u1.patch(f"/v1/memories/{mid}", json={"content": "edited by u1"}, headers={"If-Match": "1"})
+        assert edit.status_code == 403, edit.text
+        assert (await u1.post(f"/v1/memories/{mid}/archive")).status_code == 403
+    mine = (await u1.post("/v1/memories", json={"content": "u1 note"})).json()["id"]
+    assert (
+        await u1.patch(f"/v1/memories/{mine}", json={"content": "u1 note, edited"}, headers={"If-Match": "1"})
+    ).status_code == 200
+
+
+async def test_a_tenants_burst_of_writes_waits_for_its_share_instead_of_failing(make_client: MakeClient) -> None:
+    agent = await make_client(role="agent")
+    answers = await asyncio.gather(
+        *(agent.post("/v1/memories", json={"content": f"burst note {i}"}) for i in range(20))
+    )
+    assert [r.status_code for r in answers] == [201] * 20

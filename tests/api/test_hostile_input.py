@@ -4,6 +4,7 @@ that breaks later reads. The cases the hostile review found are regression tests
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -329,3 +330,42 @@ async def test_integers_beyond_64_bits_are_refused_not_dropped_later(client: htt
     fine = await client.post("/v1/recall", json={"query": "anything", "metadata": {"n": 2**63 - 1}})
     assert fine.status_code == 200
     assert (await client.get(f"/v1/receipts/{fine.json()['receipt_id']}")).status_code == 200
+
+
+async def test_the_reviews_smaller_findings(client: httpx.AsyncClient) -> None:
+    # A batch item that is not even an object fails alone.
+    r = await client.post("/v1/memories:batch", json={"items": [{"content": "kept"}, "not an object", 7]})
+    assert r.status_code == 200 and [x["ok"] for x in r.json()["results"]] == [True, False, False]
+    assert r.json()["results"][1]["error"]["field"] == "items[1]"
+    # If-Match is 3, "3" or W/"3", nothing looser.
+    mid = (await client.post("/v1/memories", json={"content": "Standup at nine"})).json()["id"]
+    for value in ('"1', '1"', '"""1', "01", 'W/"01"'):
+        bad = await client.patch(f"/v1/memories/{mid}", json={"importance": 0.4}, headers={"If-Match": value})
+        assert bad.status_code == 422, value
+    shown = await client.patch(f"/v1/memories/{mid}", json={"importance": 0.4}, headers={"If-Match": "²".encode()})
+    assert "'²'" in error_of(shown)["message"]  # as the client wrote it, not as Latin-1 mojibake
+    # Query strings: UTF-8 only, and one value for a parameter that takes one.
+    for query in ("user_id=%FF", "user_id=%ED%A0%80"):
+        r = await client.get(f"/v1/memories?{query}")
+        assert r.status_code == 422 and error_of(r)["field"] == "user_id", query
+    twice = await client.get("/v1/memories?user_id=u1&user_id=u2")
+    assert twice.status_code == 422 and error_of(twice)["field"] == "user_id"
+    assert (await client.get("/v1/memories?tag=a&tag=b")).status_code == 200  # tag repeats by design
+    assert (await client.get("/v1/memories", params={"fact_key": "a b"})).status_code == 422
+    # Content of invisible characters only is empty content.
+    for content in ("\ufeff", "\u200b\u200b", " \u2060 "):
+        r = await client.post("/v1/memories", json={"content": content})
+        assert r.status_code == 422 and error_of(r)["field"] == "content", repr(content)
+    # A time is an ISO 8601 string: a number of seconds or milliseconds would be a guess.
+    for value in (-62135596801, 1700000000, "1700000000", 1.7e12):
+        r = await client.post("/v1/memories", json={"content": "dated", "valid_from": value})
+        assert r.status_code == 422 and error_of(r)["field"] == "valid_from", value
+
+
+async def test_a_refused_receipt_takes_as_long_as_a_missing_one(make_client: MakeClient) -> None:
+    agent = await make_client(role="agent")
+    await agent.post("/v1/memories", json={"content": "Lunch is at noon", "visibility": "tenant"})
+    rid = (await agent.post("/v1/recall", json={"query": "lunch", "user_id": "alice"})).json()["receipt_id"]
+    started = time.perf_counter()
+    assert (await agent.get(f"/v1/receipts/{rid}", params={"user_id": "bob"})).status_code == 404
+    assert time.perf_counter() - started > 1.0  # as long as an id that is not there, just issued

@@ -101,3 +101,16 @@ def test_recall_prints_items_or_the_packet(data_dir: Path, workdir: Path) -> Non
     assert p.returncode == 0 and p.stdout.count("<memory id=") == 1 and "untrusted evidence" in p.stdout
     bad = run_cli("recall", "x", "--tenant", "acme", "--preset", "magic", "--data-dir", data_dir, cwd=workdir)
     assert bad.returncode == 2 and "preset" in flat(bad.stderr)
+
+
+def test_reading_commands_do_not_create_a_database_where_there_is_none(tmp_path: Path, workdir: Path) -> None:
+    nowhere = tmp_path / "misspelt-data-dir"
+    for args in (
+        ["get", "01a2351d-b304-746b-b0ef-14e68d8e1526", "--tenant", "acme"],
+        ["recall", "anything", "--tenant", "acme"],
+        ["keys", "list", "--tenant", "acme"],
+    ):
+        r = run_cli(*args, "--data-dir", nowhere, cwd=workdir)
+        assert r.returncode == 7, (args, r.stdout, r.stderr)
+        assert "no Engram database" in flat(r.stderr) and "Traceback" not in r.stderr
+        assert not (nowhere / "pgdata").exists()

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
-from urllib.parse import parse_qsl
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
+from urllib.parse import unquote_to_bytes
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
@@ -89,7 +90,15 @@ def _is_json(content_type: str) -> bool:
 
 def _query_problem(scope: Scope) -> tuple[str, str] | None:
     raw = scope.get("query_string", b"").decode("latin-1")
-    for name, value in parse_qsl(raw, keep_blank_values=True):
+    for pair in raw.split("&"):
+        if not pair:
+            continue
+        encoded_name, _, encoded_value = pair.partition("=")
+        try:
+            name = unquote_to_bytes(encoded_name.replace("+", " ")).decode("utf-8")
+            value = unquote_to_bytes(encoded_value.replace("+", " ")).decode("utf-8")
+        except UnicodeDecodeError:
+            return encoded_name, f"query parameter {encoded_name!r} is not UTF-8 text once percent-decoded"
         for part in (name, value):
             if problem := text_problem(part):
                 return name, f"query parameter {name!r} {problem}"
@@ -116,25 +125,36 @@ async def _reply(send: Send, status: int, code: str, message: str, field: str | 
     await send({"type": "http.response.body", "body": body})
 
 
-def _route_query(route: APIRoute) -> frozenset[str]:
-    """The query parameters the route takes (worked out once, kept on the route)."""
-    known: frozenset[str] | None = getattr(route, "_engram_query", None)
+def _route_query(route: APIRoute) -> dict[str, bool]:
+    """The query parameters the route takes, and whether each may repeat (worked out once, kept on the
+    route)."""
+    known: dict[str, bool] | None = getattr(route, "_engram_query", None)
     if known is None:
-        known = frozenset(_query_names(route.dependant))
+        known = _query_names(route.dependant)
         route._engram_query = known  # type: ignore[attr-defined]
     return known
 
 
-def _query_names(dependant: Dependant) -> set[str]:
-    names = {p.alias for p in dependant.query_params}
+def _query_names(dependant: Dependant) -> dict[str, bool]:
+    names = {p.alias: _repeats(p.field_info.annotation) for p in dependant.query_params}
     for sub in dependant.dependencies:
-        names |= _query_names(sub)
+        names.update(_query_names(sub))
     return names
 
 
+def _repeats(annotation: Any) -> bool:
+    """Whether a parameter of this type takes several values (``list[str]``, ``list[str] | None``)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _repeats(get_args(annotation)[0])
+    if origin in (list, tuple, set, frozenset):
+        return True
+    return origin in (Union, UnionType) and any(_repeats(a) for a in get_args(annotation))
+
+
 async def known_query(request: Request) -> None:
-    """A dependency of every route: a query parameter the route does not take is a 422 (a misspelt filter
-    must not silently return everything)."""
+    """A dependency of every route: a query parameter the route does not take, or one it takes once given
+    twice, is a 422 (a misspelt filter must not silently return everything, nor a repeated one half)."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
         return
@@ -143,3 +163,5 @@ async def known_query(request: Request) -> None:
         if name not in allowed:
             choices = ", ".join(sorted(allowed)) or "none"
             raise ValidationError(f"unknown query parameter {name!r}; this route takes: {choices}", field=name)
+        if not allowed[name] and len(request.query_params.getlist(name)) > 1:
+            raise ValidationError(f"query parameter {name!r} is given more than once; it takes one value", field=name)

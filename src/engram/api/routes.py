@@ -3,6 +3,7 @@ do; ``user_id``, ``agent_id`` and ``workflow_id`` query parameters say whom an u
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Annotated, Literal, TypedDict
 
@@ -58,10 +59,24 @@ def _revision(value: str | None, *, required: bool) -> int | None:
                 field="If-Match",
             )
         return None
-    raw = value.strip().removeprefix("W/").strip('"')
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9 or int(raw) < 1:
-        raise ValidationError(f"If-Match must be a revision number such as 3, got {value!r}", field="If-Match")
-    return int(raw)
+    match = _REVISION.fullmatch(value.strip())
+    if match is None:
+        raise ValidationError(
+            f'If-Match must be a revision number such as 3 (or "3", as ETag gives it), got {_shown(value)!r}',
+            field="If-Match",
+        )
+    return int(match.group(1) or match.group(2))
+
+
+_REVISION = re.compile(r'(?:W/)?(?:"([1-9][0-9]{0,8})"|([1-9][0-9]{0,8}))')  # 3, "3" or W/"3"
+
+
+def _shown(header: str) -> str:
+    """A header value as its sender wrote it: HTTP hands it over as Latin-1, clients mostly send UTF-8."""
+    try:
+        return header.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return header
 
 
 @router.post("/v1/memories", status_code=201, response_model=WriteResponse, tags=["memories"])
@@ -120,7 +135,7 @@ async def list_memories(
     agent_id: ScopeId | None = None,
     workflow_id: ScopeId | None = None,
     session_id: ScopeId | None = None,
-    fact_key: Annotated[str | None, Query(max_length=200)] = None,
+    fact_key: Annotated[str | None, Query(max_length=200, pattern=r"^[\w.:/@\-]+$")] = None,
     external_id: Annotated[str | None, Query(max_length=256)] = None,
     tag: Annotated[list[str], Query(description="Repeat to require several tags", max_length=64)] = [],  # noqa: B006
     limit: Annotated[int, Query(ge=1, le=500)] = 50,

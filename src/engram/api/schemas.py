@@ -34,8 +34,11 @@ class WriteResponse(BaseModel):
 
 
 class BatchRequest(BaseModel):
-    # Items stay raw here so that one bad item is reported on its own instead of failing the request.
-    items: list[dict[str, Any]] = Field(min_length=1, max_length=1000)
+    # Items stay raw JSON here (not even objects yet) so that one bad item is reported on its own instead of
+    # failing the request.
+    items: list[Any] = Field(
+        min_length=1, max_length=1000, description="Memories to write, each shaped as the body of POST /v1/memories"
+    )
 
 
 class BatchItemResult(BaseModel):

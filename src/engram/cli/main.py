@@ -203,7 +203,7 @@ def keys_create(
         err.print(f"[bold red]error[/]: --role must be one of {', '.join(ROLES)}, got {role!r}", highlight=False)
         raise typer.Exit(2)
     spec = {"role": role, "name": name, "user_id": user_id, "agent_id": agent_id}
-    made = run(_admin(settings_for(data_dir), lambda m: m.create_key(spec, tenant=tenant)))
+    made = run(_admin(settings_for(data_dir), lambda m: m.create_key(spec, tenant=tenant), create=True))
     bound = ", ".join(f"{k} {v}" for k, v in (("user", user_id), ("agent", agent_id)) if v)
     err.print(
         f"Created {role} key {made.id} for tenant {tenant}{f' (bound to {bound})' if bound else ''}. "
@@ -212,11 +212,12 @@ def keys_create(
     print(made.key)
 
 
-async def _admin(settings: Settings, action: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``action(engram)`` on an Engram opened without an embedder (administration needs none)."""
+async def _admin(settings: Settings, action: Callable[[Any], Awaitable[T]], *, create: bool = False) -> T:
+    """Run ``action(engram)`` on an Engram opened without an embedder (administration needs none); only
+    ``create`` makes a database in an embedded data directory that holds none."""
     from engram.service import Engram
 
-    async with await Engram.open(settings, embedding=False) as engram:
+    async with await Engram.open(settings, embedding=False, create=create) as engram:
         return await action(engram)
 
 
@@ -273,7 +274,9 @@ def remember(
         "importance": importance,
     }
     item = {k: v for k, v in fields.items() if v is not None}
-    result = run(_with_engram(settings_for(data_dir), lambda m: m.remember(item, tenant=tenant, actor="cli")))
+    result = run(
+        _with_engram(settings_for(data_dir), lambda m: m.remember(item, tenant=tenant, actor="cli"), create=True)
+    )
     print(result.model_dump_json(indent=2, exclude={"memory"}))
 
 
@@ -288,10 +291,10 @@ def get(
     print(mem.model_dump_json(indent=2))
 
 
-async def _with_engram(settings: Settings, action: Any, *, embedding: bool = True) -> Any:
+async def _with_engram(settings: Settings, action: Any, *, embedding: bool = True, create: bool = False) -> Any:
     from engram.service import Engram
 
-    async with await Engram.open(settings, embedding=embedding) as engram:
+    async with await Engram.open(settings, embedding=embedding, create=create) as engram:
         return await action(engram)
 
 

@@ -50,6 +50,8 @@ _REVIEWER = _AGENT | {
     Action.WIDEN_VISIBILITY, Action.SYSTEM_VISIBILITY,
 }  # fmt: skip
 _ADMIN = _REVIEWER | {Action.MANAGE_KEYS, Action.MANAGE_TENANT}
+# What a key bound to a user or agent may never do, whatever its role: it would step out of its binding.
+_UNBOUND_ONLY = {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET}
 PERMISSIONS: dict[str, frozenset[Action]] = {
     "agent": frozenset(_AGENT),
     "reviewer": frozenset(_REVIEWER),
@@ -109,6 +111,17 @@ class Principal:
                 f"to {action} needs the {needed} role (or higher); this key has the {self.role} role",
                 required_role=needed,
             )
+        if action in _UNBOUND_ONLY and self.bound_to_someone:
+            raise PermissionDenied(
+                f"to {action} needs a key that is not bound to a user or agent: a bound key acts only as them"
+            )
+
+    def may_change(self, *, user_id: str | None, agent_id: str | None, visibility: str) -> bool:
+        """Whether this caller may change (update, archive, delete, unarchive) a memory it can see: a key bound
+        to a user or agent changes only the memories it could have written, that user's (and that agent's)."""
+        if self.user_id is not None and (user_id != self.user_id or VISIBILITY_RANK[visibility] > 1):
+            return False
+        return self.agent_id is None or agent_id == self.agent_id
 
     def bound(
         self, value: str | None, which: Literal["user_id", "agent_id"], *, field: str | None = None
@@ -148,16 +161,16 @@ class Principal:
 
     def max_visibility(self) -> str:
         """The widest visibility this caller may give a memory: a key bound to a user writes for that user
-        (user, workflow), an agent for its tenant, a reviewer anything."""
-        if self.may(Action.SYSTEM_VISIBILITY):
-            return "system"
-        return "workflow" if self.user_id is not None else "tenant"
+        (user, workflow) whatever its role, an agent for its tenant, a reviewer anything."""
+        if self.user_id is not None:
+            return "workflow"
+        return "system" if self.may(Action.SYSTEM_VISIBILITY) else "tenant"
 
     def check_visibility(self, visibility: str, *, field: str = "visibility") -> None:
         """Refuse a visibility wider than ``max_visibility``."""
         if VISIBILITY_RANK[visibility] <= VISIBILITY_RANK[self.max_visibility()]:
             return
-        if self.user_id is not None and visibility != "system":
+        if self.user_id is not None:
             raise PermissionDenied(
                 f"{field} {visibility!r}: a key bound to a user writes that user's memories (visibility user or "
                 "workflow); a tenant-wide memory needs an unbound key",

@@ -18,7 +18,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 
 from engram.model.rules import Input, JsonObject, Timestamp
-from engram.model.text import MAX_CONTENT_CHARS, content_hash, normalise_whitespace
+from engram.model.text import MAX_CONTENT_CHARS, content_hash, has_text, normalise_whitespace
 
 Kind = Literal["working", "episodic", "semantic", "procedural"]
 Visibility = Literal["user", "workflow", "tenant", "system"]
@@ -82,8 +82,8 @@ class _Content(Input):
         if value is None:
             return None
         text = normalise_whitespace(value)
-        if not text:
-            raise ValueError("must contain text; it is empty or only whitespace")
+        if not has_text(text):
+            raise ValueError("must contain text; it is empty, or only whitespace and invisible characters")
         if len(text) > MAX_CONTENT_CHARS:
             raise ValueError(
                 f"is {len(text)} characters after whitespace normalisation; the limit is "

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engram.model.memory import Kind, ScopeId, Source, Tag
 from engram.model.rules import Input, JsonObject, Timestamp
-from engram.model.text import normalise_whitespace
+from engram.model.text import has_text, normalise_whitespace
 
 Preset = Literal["hybrid", "dense", "lexical"]
 M = TypeVar("M", bound=BaseModel)
@@ -65,8 +65,8 @@ class RecallRequest(Input):
     @classmethod
     def _query_text(cls, value: str) -> str:
         text = normalise_whitespace(value)
-        if not text:
-            raise ValueError("must contain text; it is empty or only whitespace")
+        if not has_text(text):
+            raise ValueError("must contain text; it is empty, or only whitespace and invisible characters")
         return text
 
     @field_validator("kinds", mode="after")

@@ -10,7 +10,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, field_validator
 
 MAX_JSON_BYTES = 16_384
 MAX_JSON_DEPTH = 8
@@ -75,7 +75,15 @@ def _utc(value: datetime) -> datetime:
         raise ValueError("is outside the years 1 to 9999 once converted to UTC") from None
 
 
-Timestamp = Annotated[datetime, AfterValidator(_utc)]
+def _not_a_number(value: Any) -> Any:
+    # pydantic reads a number as Unix time in seconds or milliseconds by its size: a guess, refused.
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number or (isinstance(value, str) and re.fullmatch(r"\s*-?\d+(\.\d*)?\s*", value)):
+        raise ValueError("must be an ISO 8601 time such as 2024-05-01T10:00:00Z, not a number")
+    return value
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_not_a_number), AfterValidator(_utc)]
 
 
 def check_json(value: Any, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:

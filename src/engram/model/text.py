@@ -25,3 +25,9 @@ def normalise_whitespace(text: str) -> str:
 def content_hash(normalised: str) -> str:
     """sha256 hex digest of already-normalised content."""
     return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+
+
+def has_text(text: str) -> bool:
+    """Whether the text holds a letter, digit, punctuation mark or symbol: not only spaces and invisible
+    characters (zero-width spaces, byte-order marks)."""
+    return any(unicodedata.category(c)[0] in "LNPS" for c in text)

@@ -17,9 +17,6 @@ from engram.service.core import Core
 from engram.store import embeddings as emb
 from engram.store import keys, tenants
 
-# Adding a language to a large tenant indexes every memory again: more than a request's time limit.
-REINDEX_SETTINGS = {"statement_timeout": "600s"}
-
 
 async def _authenticate(engram: Core, key: str) -> Principal:
     """The principal of an active API key; AuthenticationError for anything else."""
@@ -65,15 +62,31 @@ async def _tenant_settings(engram: Core, who: Principal) -> TenantSettings:
 
 
 async def _update_tenant(engram: Core, who: Principal, patch: TenantPatch) -> TenantSettings:
+    """Set the tenant's settings now; a new text search configuration reaches its memories in the background
+    (``reindex``), a batch per transaction, each statement well inside the time limit."""
     who.require(Action.MANAGE_TENANT)
-    from engram.service.writes import refresh_sessions
-
-    async with engram.db.tenant(who.tenant_id, REINDEX_SETTINGS) as conn:
-        sessions = await tenants.set_fts_config(conn, who.tenant_id, patch.fts_config)
-        await refresh_sessions(engram, conn, who.tenant_id, sessions)
+    async with engram.db.tenant(who.tenant_id) as conn:
+        await tenants.set_fts_config(conn, who.tenant_id, patch.fts_config)
         settings = await tenants.get(conn, who.tenant_id)
     engram.retriever.forget_corpus(who.tenant_id)
+    if settings.memories_to_reindex:
+        engram.spawn(reindex(engram, who.tenant_id))
     return settings
+
+
+async def reindex(engram: Core, tenant_id: str) -> int:
+    """Index the tenant's memories again with its text search configuration, until none is left (also what a
+    repeated PATCH resumes after a restart). Returns how many were indexed."""
+    from engram.service.writes import refresh_sessions
+
+    done = 0
+    while True:
+        async with engram.db.tenant(tenant_id) as conn:
+            n, sessions = await tenants.reindex_batch(conn, tenant_id)
+            await refresh_sessions(engram, conn, tenant_id, sessions)
+        done += n
+        if n < tenants.REINDEX_BATCH_SIZE:
+            return done
 
 
 class Administration(Core):

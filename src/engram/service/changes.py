@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from engram.errors import ConflictError, NotCurrent, NotFoundError, RevisionConflict
+from engram.errors import ConflictError, NotCurrent, NotFoundError, PermissionDenied, RevisionConflict
 from engram.model import Memory, MemoryPatch
 from engram.model.access import VISIBILITY_RANK, Acting, Action, Principal, visible
 from engram.model.text import content_hash
@@ -33,10 +33,13 @@ def sees(who: Principal, acting: Acting, mem: Memory) -> bool:
 async def locked(
     conn: Conn, who: Principal, acting: Acting, tenant_id: str, mid: uuid.UUID, expected_revision: int | None
 ) -> Memory:
-    """The memory, locked for the change, if the caller may see it and its revision is the expected one."""
-    current = await q.fetch_one(conn, tenant_id, mid, for_update=True)
-    if current is None or not sees(who, acting, current):
-        if current is None and (tomb := await chains.tombstone(conn, tenant_id, mid)) is not None:
+    """The memory, locked for a change, if the caller may see and change it and its revision is the expected
+    one. A memory of a fact takes the fact's lock first, as writes of the fact do (``store.memories``), so
+    changes to one chain never interleave."""
+    seen = await q.fetch_one(conn, tenant_id, mid)
+    if seen is None:
+        tomb = await chains.tombstone(conn, tenant_id, mid)
+        if tomb is not None and (who.sees_all or visible(acting, **_scope_of(tomb))):
             now = tomb.get("current_id")
             raise NotCurrent(
                 f"memory {mid} was deleted"
@@ -44,6 +47,18 @@ async def locked(
                 current_id=now,
             )
         raise not_found(mid)
+    if not sees(who, acting, seen):
+        raise not_found(mid)
+    if not who.may_change(user_id=seen.user_id, agent_id=seen.agent_id, visibility=seen.visibility):
+        raise PermissionDenied(
+            f"memory {mid} is not this key's to change: a key bound to a user or agent changes only the memories "
+            "of that user (visibility user or workflow) and agent"
+        )
+    if seen.fact_key is not None:
+        await conn.execute(q.FACT_LOCK, [q.fact_lock_key(tenant_id, seen)])
+    current = await q.fetch_one(conn, tenant_id, mid, for_update=True)
+    if current is None:  # deleted while we waited for the fact's lock
+        raise NotCurrent(f"memory {mid} was deleted meanwhile; re-read its fact", current_id=None)
     if expected_revision is not None and current.revision != expected_revision:
         raise RevisionConflict(
             f"memory {mid} is at revision {current.revision}, not {expected_revision}: someone changed it "
@@ -51,6 +66,14 @@ async def locked(
             current_revision=current.revision,
         )
     return current
+
+
+def _scope_of(tomb: dict[str, Any]) -> dict[str, Any]:
+    """The visibility fields a tombstone keeps of its memory (tombstones from before they did: tenant-wide)."""
+    return {
+        "visibility": tomb.get("visibility", "tenant"), "user_id": tomb.get("user_id"),
+        "agent_id": tomb.get("agent_id"), "workflow_id": tomb.get("workflow_id"),
+    }  # fmt: skip
 
 
 async def update(
@@ -63,7 +86,7 @@ async def update(
     journal = q.Journal()
     async with engram.db.tenant(tenant_id) as conn:
         current = await locked(conn, who, acting, tenant_id, mid, expected_revision)
-        if current.status == "superseded":
+        if current.superseded_by is not None:  # superseded (or archived since): no longer its fact's memory
             now = await chains.head(conn, tenant_id, mid)
             raise NotCurrent(
                 f"memory {mid} was superseded by memory {now}: change that one (or write the fact again)",
@@ -118,7 +141,7 @@ async def unarchive(
             return current
         if current.status != "archived":
             raise ConflictError(f"memory {mid} is {current.status}, not archived: only archived memories come back")
-        if current.fact_key is not None:
+        if current.fact_key is not None and current.superseded_by is None:
             holder = await chains.active_fact(conn, who.tenant_id, q.scope_key(current), current.fact_key, mid)
             if holder is not None:
                 raise NotCurrent(
@@ -146,7 +169,12 @@ async def delete(engram: Core, who: Principal, acting: Acting, mid: uuid.UUID, e
                            {"because_deleted": str(mid)})  # fmt: skip
         await journal.flush(conn, who.tenant_id, who.actor)
         await _refresh(engram, conn, who.tenant_id, [gone["session_id"]])
-        tomb: dict[str, Any] = {"kind": gone["kind"], "revision": gone["revision"], "status": gone["status"]}
+        tomb: dict[str, Any] = {
+            "kind": gone["kind"], "revision": gone["revision"], "status": gone["status"],
+            # who may learn that it was deleted (model.access.visible); no content
+            "visibility": gone["visibility"], "user_id": gone["user_id"], "agent_id": gone["agent_id"],
+            "workflow_id": gone["workflow_id"],
+        }  # fmt: skip
         current = gone["superseded_by"] or (mended[0] if how == "restored" and mended else None)
         if current is not None:
             tomb["current_id"] = str(current)

@@ -4,10 +4,12 @@ the classes built on it (``reads``, ``admin``, ``engram``)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
+from collections.abc import Coroutine
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from engram.config import Settings
 from engram.errors import MigrationError, PermissionDenied, ValidationError
@@ -20,6 +22,8 @@ from engram.service.opening import connect_store
 from engram.store import embeddings as emb
 from engram.store.database import Database, metered
 from engram.store.embedded import EmbeddedPostgres
+
+_log = logging.getLogger(__name__)
 
 CACHE_SECONDS = 10.0  # a revocation takes effect on other processes within this
 _CACHE_SIZE = 10_000
@@ -66,6 +70,7 @@ class Core:
         self.embedded = embedded
         self.work_pending = asyncio.Event()  # set when memories wait for a vector
         self.key_cache = KeyCache()
+        self._background: set[asyncio.Task[Any]] = set()
 
     # --- lifecycle -------------------------------------------------------------------------------------
 
@@ -78,15 +83,18 @@ class Core:
         tenant: str | None = None,
         run_migrations: bool | None = None,
         embedding: bool = True,
+        create: bool = True,
     ) -> Self:
         """Connect (starting the embedded PostgreSQL when no DATABASE_URL is set), migrate, load the embedder.
 
         Migrations run automatically on the embedded database; on an external one run ``engram migrate``
-        (or pass ``run_migrations=True``). ``embedding=False`` skips the embedder (for read-only tools).
+        (or pass ``run_migrations=True``). ``embedding=False`` skips the embedder (for read-only tools);
+        ``create=False`` refuses an embedded data directory that holds no database yet (commands that only
+        read or change what is there).
         """
         settings = settings or Settings()
         inline = settings.recall_receipts == "inline"
-        db, embedded = await connect_store(settings, run_migrations=run_migrations)
+        db, embedded = await connect_store(settings, run_migrations=run_migrations, create=create)
         if not embedding:
             return cls(db, None, tenant=tenant, embedded=embedded, inline_receipts=inline)
         try:
@@ -111,7 +119,20 @@ class Core:
             raise
         return cls(db, gateway, tenant=tenant, embedded=embedded, inline_receipts=inline)
 
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run ``work`` in the background (failures logged), finished before ``close`` returns."""
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("background work failed: %s", task.exception(), exc_info=task.exception())
+
     async def close(self) -> None:
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
         await self.retriever.drain()
         await self.db.close()
         if self.gateway is not None:

@@ -26,14 +26,14 @@ class Located:
     embedded: EmbeddedPostgres | None = None
 
 
-async def locate_database(settings: Settings) -> Located:
+async def locate_database(settings: Settings, *, create: bool = True) -> Located:
     """DATABASE_URL (and ENGRAM_OWNER_DATABASE_URL), or the embedded PostgreSQL (started if needed) in the
     data directory, which gets a service login of its own."""
     if settings.database_url is not None:
         owner = settings.owner_database_url.get_secret_value() if settings.owner_database_url else None
         return Located(settings.database_url.get_secret_value(), owner)
     embedded = EmbeddedPostgres(settings.data_dir, shared_buffers=settings.embedded_shared_buffers)
-    owner = await asyncio.to_thread(embedded.start)
+    owner = await asyncio.to_thread(lambda: embedded.start(create=create))
     return Located(embedded.service_conninfo(), owner, embedded)
 
 
@@ -69,11 +69,12 @@ async def _register_configured_model(conn: Conn, settings: Settings) -> None:
 
 
 async def connect_store(
-    settings: Settings, *, run_migrations: bool | None = None
+    settings: Settings, *, run_migrations: bool | None = None, create: bool = True
 ) -> tuple[Database, EmbeddedPostgres | None]:
     """Start the embedded PostgreSQL (no DATABASE_URL) or use the external one, bring the schema up to
-    date (automatically on the embedded database), and open the pool as the service's login."""
-    where = await locate_database(settings)
+    date (automatically on the embedded database), and open the pool as the service's login. Without
+    ``create`` an embedded data directory must already hold a database."""
+    where = await locate_database(settings, create=create)
     try:
         db = Database(
             where.service,

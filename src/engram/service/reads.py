@@ -144,7 +144,10 @@ class Reads(Core):
         while found is None and _just_issued(rid):  # another process's recall: its receipt is on its way
             await asyncio.sleep(0.05)
             found = await self._read_receipt(who.tenant_id, rid)
-        if found is None or not (who.reads_all_receipts or found.principal.get("user_id") == acting.user_id):
+        if found is not None and not (who.reads_all_receipts or found.principal.get("user_id") == acting.user_id):
+            await asyncio.sleep(_wait_left(rid))  # answer as late as for an id that is not there
+            found = None
+        if found is None:
             raise NotFoundError(
                 f"receipt {rid} does not exist in this tenant (or is not one of the user this key acts as)",
                 field="receipt_id",
@@ -179,6 +182,12 @@ class Reads(Core):
 
 RECEIPT_WAIT = 2.0  # seconds a just-issued receipt id may take to arrive from the process that issued it
 CLOCK_SKEW = 0.25  # seconds another process's clock may be ahead of this one's
+
+
+def _wait_left(rid: uuid.UUID) -> float:
+    """How long an unknown just-issued id is waited for still: a refusal takes as long, so its timing does
+    not tell that the receipt exists."""
+    return max(0.0, RECEIPT_WAIT - (time.time() - (rid.int >> 80) / 1000)) if _just_issued(rid) else 0.0
 
 
 def _just_issued(rid: uuid.UUID) -> bool:

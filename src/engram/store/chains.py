@@ -34,7 +34,7 @@ SELECT details FROM audit_events
 
 DELETE: LiteralString = """
 DELETE FROM memories WHERE tenant_id = %s AND id = %s
-RETURNING id, kind, revision, status, user_id, session_id, superseded_by, fact_key
+RETURNING id, kind, revision, status, user_id, agent_id, workflow_id, visibility, session_id, superseded_by, fact_key
 """
 
 REPOINT: LiteralString = """
@@ -58,8 +58,10 @@ UPDATE memories p
 RETURNING p.id
 """
 
+# Back to what it was: superseded if something superseded it (archiving does not unlink it), else active.
 UNARCHIVE: LiteralString = (
-    "UPDATE memories SET status = 'active', archived_at = NULL, revision = revision + 1, updated_at = now()"
+    "UPDATE memories SET status = CASE WHEN superseded_by IS NULL THEN 'active' ELSE 'superseded' END,"
+    " archived_at = NULL, revision = revision + 1, updated_at = now()"
     " WHERE tenant_id = %s AND id = %s RETURNING " + MEMORY_COLUMNS
 )
 

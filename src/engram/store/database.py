@@ -15,18 +15,18 @@ works in UTC and under a statement timeout.
 * ``owner()``: a connection as the schema owner (``owner_conninfo``), for migrations and upkeep only.
 
 For a remote caller (``metered``), a tenant holds at most ``tenant_share`` of the pool's connections at once;
-beyond it ``Throttled``, at once (a wait would hold connections another of its requests needs).
+a request beyond it waits up to SHARE_WAIT for one of them, then is refused (``Throttled``).
 Database errors leave every block translated (``store.errors``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
 import math
 import re
-from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -112,7 +112,7 @@ class Database:
         self.owner_conninfo = owner_conninfo
         self.statement_timeout = statement_timeout
         self.tenant_limit = max(1, math.ceil(max_size * tenant_share))
-        self._in_use: Counter[str] = Counter()
+        self._shares: dict[str, _Share] = {}
         self._pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             conninfo,
             min_size=min_size,
@@ -159,31 +159,44 @@ class Database:
             await register_vector_async(conn)
         await conn.commit()
 
-    @contextlib.contextmanager
-    def _share(self, tenant_id: str) -> Iterator[None]:
-        """Count a connection against the tenant's share of the pool, or refuse it (``metered`` callers)."""
-        if metered.get() and self._in_use[tenant_id] >= self.tenant_limit:
-            raise Throttled(
-                f"tenant {tenant_id} already has {self.tenant_limit} requests at the database (its share of "
-                "this server's connections); retry in a moment",
-                retry_after=1,
-            )
-        self._in_use[tenant_id] += 1
-        try:
+    @asynccontextmanager
+    async def _share(self, tenant_id: str) -> AsyncIterator[None]:
+        """Count a connection against the tenant's share of the pool (``metered`` callers): when the share is
+        taken, wait up to SHARE_WAIT seconds for one of the tenant's own connections, then refuse."""
+        if not metered.get():
             yield
+            return
+        share = self._shares.get(tenant_id)
+        if share is None:
+            share = self._shares[tenant_id] = _Share(self.tenant_limit)
+        share.users += 1
+        try:
+            try:
+                await asyncio.wait_for(share.slots.acquire(), SHARE_WAIT)
+            except TimeoutError:
+                raise Throttled(
+                    f"tenant {tenant_id} already has {self.tenant_limit} requests at the database (its share of "
+                    "this server's connections); retry in a moment",
+                    retry_after=1,
+                ) from None
+            try:
+                yield
+            finally:
+                share.slots.release()
         finally:
-            self._in_use[tenant_id] -= 1
-            if not self._in_use[tenant_id]:
-                del self._in_use[tenant_id]
+            share.users -= 1
+            if not share.users:
+                del self._shares[tenant_id]
 
     @asynccontextmanager
     async def tenant(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
         """A transaction scoped to one tenant (RLS on). Commits on success, rolls back on error.
         ``settings`` are further transaction-local settings, set in the same round trip as the tenant."""
-        with self._share(tenant_id), translated():
-            async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute(_set_config(tuple(settings.items()) if settings else ()), [tenant_id])
-                yield conn
+        async with self._share(tenant_id):
+            with translated():
+                async with self._pool.connection() as conn, conn.transaction():
+                    await conn.execute(_set_config(tuple(settings.items()) if settings else ()), [tenant_id])
+                    yield conn
 
     @asynccontextmanager
     async def reads(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
@@ -193,10 +206,11 @@ class Database:
         block come back with that Sync; the settings end with it. No BEGIN or COMMIT to send; only for
         statements that write nothing (a statement that fails ends the implicit transaction and the rest
         of the block's)."""
-        with self._share(tenant_id), translated():
-            async with self._pool.connection() as conn, conn.pipeline():
-                await conn.execute(_set_config(tuple(settings.items()) if settings else ()), [tenant_id])
-                yield conn
+        async with self._share(tenant_id):
+            with translated():
+                async with self._pool.connection() as conn, conn.pipeline():
+                    await conn.execute(_set_config(tuple(settings.items()) if settings else ()), [tenant_id])
+                    yield conn
 
     @asynccontextmanager
     async def tenants(self) -> AsyncIterator[TenantSwitch]:
@@ -256,6 +270,17 @@ async def _connect(conninfo: str) -> Conn:
         return await AsyncConnection.connect(conninfo, autocommit=True, row_factory=dict_row)
     except psycopg.OperationalError as exc:
         raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(conninfo)}): {exc}") from exc
+
+
+SHARE_WAIT = 1.0  # seconds a metered request waits for one of its tenant's connections before a 429
+
+
+class _Share:
+    """A tenant's connections in use (``slots``) and the requests that hold or wait for one (``users``)."""
+
+    def __init__(self, limit: int) -> None:
+        self.slots = asyncio.Semaphore(limit)
+        self.users = 0
 
 
 class TenantSwitch:

@@ -87,8 +87,14 @@ class EmbeddedPostgres:
     def pgdata(self) -> Path:
         return self.data_dir / "pgdata"
 
-    def start(self) -> str:
-        """Initialise (first time) and start the server if needed; return a conninfo for the engram database."""
+    def start(self, *, create: bool = True) -> str:
+        """Initialise (first time) and start the server if needed; return a conninfo for the engram database.
+        Without ``create``, a data directory that holds no database yet is an error, not a new database."""
+        if not create and not (self.pgdata / "PG_VERSION").exists():
+            raise StoreUnavailable(
+                f"there is no Engram database in {self.data_dir}: check --data-dir (or ENGRAM_DATA_DIR), or create "
+                "one with `engram serve` or `engram migrate`"
+            )
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset

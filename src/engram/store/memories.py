@@ -112,7 +112,7 @@ def scope_key(item: MemoryInput | Memory) -> str:
     return f"{item.user_id or ''}\x1f{item.agent_id or ''}\x1f{item.workflow_id or ''}"
 
 
-def fact_lock_key(tenant_id: str, item: MemoryInput) -> str:
+def fact_lock_key(tenant_id: str, item: MemoryInput | Memory) -> str:
     return f"{tenant_id}\x1e{scope_key(item)}\x1e{item.fact_key}"
 
 
@@ -120,7 +120,7 @@ T = TypeVar("T")
 # A batch is written a few statements at a time: each statement stays well inside the statement timeout
 # (1,000 memories of 12 KB took 8.7 s as one), while the batch is still one transaction.
 CHUNK_ITEMS = 200
-CHUNK_CHARACTERS = 500_000
+CHUNK_CHARACTERS = 200_000
 
 
 def chunks(items: Sequence[T], size: Callable[[T], int]) -> Iterator[list[T]]:

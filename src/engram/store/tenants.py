@@ -9,26 +9,37 @@ from engram.model.tenant import TenantSettings
 from engram.store.database import Conn
 from engram.store.keys import ENSURE_TENANT
 
-SELECT: LiteralString = "SELECT tenant_id, fts_config::text AS fts_config, created_at FROM tenants WHERE tenant_id = %s"
+SELECT: LiteralString = """
+SELECT t.tenant_id, t.fts_config::text AS fts_config, t.created_at,
+       (SELECT count(*) FROM memories m WHERE m.tenant_id = t.tenant_id AND m.fts_config <> t.fts_config)
+           AS memories_to_reindex
+  FROM tenants t WHERE t.tenant_id = %s
+"""
 KNOWN_CONFIG: LiteralString = "SELECT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = %s) AS ok"
 SET_CONFIG: LiteralString = "UPDATE tenants SET fts_config = %s::regconfig WHERE tenant_id = %s"
-# Every memory indexed again (its search key and postings, by the triggers of 0002) with the new configuration.
-REINDEX: LiteralString = (
-    "UPDATE memories SET fts_config = %s::regconfig WHERE tenant_id = %s AND fts_config <> %s::regconfig"
-)
-SESSIONS: LiteralString = "SELECT DISTINCT session_id FROM memories WHERE tenant_id = %s AND session_id IS NOT NULL"
+# Some memories indexed again with the tenant's configuration (their search keys and postings, by the
+# triggers of 0002), a batch at a time; returns the sessions they are in, whose conversational keys follow.
+REINDEX_BATCH: LiteralString = """
+UPDATE memories m SET fts_config = t.fts_config
+  FROM tenants t
+ WHERE t.tenant_id = %(tenant_id)s AND m.tenant_id = t.tenant_id
+   AND m.id IN (SELECT x.id FROM memories x JOIN tenants y ON y.tenant_id = x.tenant_id
+                 WHERE x.tenant_id = %(tenant_id)s AND x.fts_config <> y.fts_config
+                 LIMIT %(limit)s FOR UPDATE OF x SKIP LOCKED)
+RETURNING m.session_id
+"""
+REINDEX_BATCH_SIZE = 50
 
 
 async def get(conn: Conn, tenant_id: str) -> TenantSettings:
     row = await (await conn.execute(SELECT, [tenant_id])).fetchone()
     if row is None:
-        return TenantSettings(tenant_id=tenant_id, fts_config="english", created_at=None)
+        return TenantSettings(tenant_id=tenant_id, fts_config="english", created_at=None, memories_to_reindex=0)
     return TenantSettings.model_validate(row)
 
 
-async def set_fts_config(conn: Conn, tenant_id: str, config: str) -> list[str]:
-    """Change the text search configuration and index every memory again; returns the sessions whose
-    conversational keys must be rebuilt."""
+async def set_fts_config(conn: Conn, tenant_id: str, config: str) -> None:
+    """Change the tenant's text search configuration (its memories follow by ``reindex_batch``)."""
     row = await (await conn.execute(KNOWN_CONFIG, [config])).fetchone()
     if not row or not row["ok"]:
         raise ValidationError(
@@ -38,5 +49,10 @@ async def set_fts_config(conn: Conn, tenant_id: str, config: str) -> list[str]:
         )
     await conn.execute(ENSURE_TENANT, [tenant_id])
     await conn.execute(SET_CONFIG, [config, tenant_id])
-    await conn.execute(REINDEX, [config, tenant_id, config])
-    return [r["session_id"] for r in await (await conn.execute(SESSIONS, [tenant_id])).fetchall()]
+
+
+async def reindex_batch(conn: Conn, tenant_id: str) -> tuple[int, list[str]]:
+    """Index up to REINDEX_BATCH_SIZE memories again; returns how many, and the sessions they are in."""
+    params = {"tenant_id": tenant_id, "limit": REINDEX_BATCH_SIZE}
+    rows = await (await conn.execute(REINDEX_BATCH, params)).fetchall()
+    return len(rows), sorted({r["session_id"] for r in rows if r["session_id"] is not None})
