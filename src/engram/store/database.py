@@ -15,18 +15,18 @@ works in UTC and under a statement timeout.
 * ``owner()``: a connection as the schema owner (``owner_conninfo``), for migrations and upkeep only.
 
 For a remote caller (``metered``), a tenant holds at most ``tenant_share`` of the pool's connections at once;
-a request beyond it waits up to SHARE_WAIT for one of them, then is refused (``Throttled``).
+beyond it a request is refused at once (``Throttled``, with Retry-After).
 Database errors leave every block translated (``store.errors``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
 import math
 import re
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -112,7 +112,7 @@ class Database:
         self.owner_conninfo = owner_conninfo
         self.statement_timeout = statement_timeout
         self.tenant_limit = max(1, math.ceil(max_size * tenant_share))
-        self._shares: dict[str, _Share] = {}
+        self._in_use: Counter[str] = Counter()
         self._pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             conninfo,
             min_size=min_size,
@@ -161,32 +161,25 @@ class Database:
 
     @asynccontextmanager
     async def _share(self, tenant_id: str) -> AsyncIterator[None]:
-        """Count a connection against the tenant's share of the pool (``metered`` callers): when the share is
-        taken, wait up to SHARE_WAIT seconds for one of the tenant's own connections, then refuse."""
+        """Count a connection against the tenant's share of the pool (``metered`` callers), or refuse it at
+        once: waiting for a slot, even briefly, lets a tenant's costly requests queue up and keep its whole
+        share busy, at the other tenants' expense (docs/security.md)."""
         if not metered.get():
             yield
             return
-        share = self._shares.get(tenant_id)
-        if share is None:
-            share = self._shares[tenant_id] = _Share(self.tenant_limit)
-        share.users += 1
+        if self._in_use[tenant_id] >= self.tenant_limit:
+            raise Throttled(
+                f"tenant {tenant_id} already has {self.tenant_limit} requests at the database (its share of "
+                "this server's connections); retry after the time Retry-After gives",
+                retry_after=1,
+            )
+        self._in_use[tenant_id] += 1
         try:
-            try:
-                await asyncio.wait_for(share.slots.acquire(), SHARE_WAIT)
-            except TimeoutError:
-                raise Throttled(
-                    f"tenant {tenant_id} already has {self.tenant_limit} requests at the database (its share of "
-                    "this server's connections); retry in a moment",
-                    retry_after=1,
-                ) from None
-            try:
-                yield
-            finally:
-                share.slots.release()
+            yield
         finally:
-            share.users -= 1
-            if not share.users:
-                del self._shares[tenant_id]
+            self._in_use[tenant_id] -= 1
+            if not self._in_use[tenant_id]:
+                del self._in_use[tenant_id]
 
     @asynccontextmanager
     async def tenant(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
@@ -270,17 +263,6 @@ async def _connect(conninfo: str) -> Conn:
         return await AsyncConnection.connect(conninfo, autocommit=True, row_factory=dict_row)
     except psycopg.OperationalError as exc:
         raise StoreUnavailable(f"cannot connect to PostgreSQL ({redact(conninfo)}): {exc}") from exc
-
-
-SHARE_WAIT = 1.0  # seconds a metered request waits for one of its tenant's connections before a 429
-
-
-class _Share:
-    """A tenant's connections in use (``slots``) and the requests that hold or wait for one (``users``)."""
-
-    def __init__(self, limit: int) -> None:
-        self.slots = asyncio.Semaphore(limit)
-        self.users = 0
 
 
 class TenantSwitch:
