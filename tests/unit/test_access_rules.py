@@ -19,7 +19,7 @@ def key(role: str = "agent", **binding: str) -> Principal:
     [
         (Action.WRITE, "agent"), (Action.READ, "agent"), (Action.UPDATE, "agent"), (Action.ARCHIVE, "agent"),
         (Action.DELETE, "reviewer"), (Action.UNARCHIVE, "reviewer"), (Action.APPROVE, "reviewer"),
-        (Action.FORGET, "reviewer"), (Action.ALL_RECEIPTS, "reviewer"), (Action.SEE_ALL, "reviewer"),
+        (Action.FORGET, "admin"), (Action.ALL_RECEIPTS, "reviewer"), (Action.SEE_ALL, "reviewer"),
         (Action.MANAGE_KEYS, "admin"), (Action.MANAGE_TENANT, "admin"),
     ],
 )  # fmt: skip

@@ -46,10 +46,11 @@ class Action(StrEnum):
 
 _AGENT = {Action.WRITE, Action.READ, Action.UPDATE, Action.ARCHIVE}
 _REVIEWER = _AGENT | {
-    Action.DELETE, Action.UNARCHIVE, Action.APPROVE, Action.FORGET, Action.SEE_ALL, Action.ALL_RECEIPTS,
+    Action.DELETE, Action.UNARCHIVE, Action.APPROVE, Action.SEE_ALL, Action.ALL_RECEIPTS,
     Action.WIDEN_VISIBILITY, Action.SYSTEM_VISIBILITY,
 }  # fmt: skip
-_ADMIN = _REVIEWER | {Action.MANAGE_KEYS, Action.MANAGE_TENANT}
+# Forgetting a subject erases every memory of a user across the tenant: an administrator's decision.
+_ADMIN = _REVIEWER | {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET}
 # What a key bound to a user or agent may never do, whatever its role: it would step out of its binding.
 _UNBOUND_ONLY = {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET}
 PERMISSIONS: dict[str, frozenset[Action]] = {
