@@ -25,6 +25,8 @@ Messages name the id or field at fault and, where there is one, the next step.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AuthenticationError",
     "ConflictError",
@@ -137,9 +139,12 @@ class PermissionDenied(EngramError):
 class PolicyRejection(EngramError):
     code = "policy_rejected"
 
-    def __init__(self, message: str, *, reasons: list[str], field: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, reasons: list[str], field: str | None = None, admission: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message, field=field)
         self.reasons = reasons
+        self.admission = admission  # the decision with every reason (engram.model.decision.Admission)
 
 
 class Throttled(EngramError):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -36,3 +37,11 @@ async def make_client(engram: Engram) -> AsyncIterator[MakeClient]:
 @pytest.fixture
 async def client(make_client: MakeClient) -> httpx.AsyncClient:
     return await make_client()
+
+
+def error_of(r: httpx.Response) -> dict[str, Any]:
+    """The error of a JSON error answer, which always has a code, a message and a field."""
+    assert r.headers["content-type"].startswith("application/json"), r.text
+    body = r.json()
+    assert set(body) == {"error"} and {"code", "message", "field"} <= set(body["error"]), body
+    return body["error"]  # type: ignore[no-any-return]

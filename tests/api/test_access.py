@@ -7,13 +7,7 @@ import asyncio
 
 import httpx
 
-from tests.api.conftest import MakeClient
-
-
-def error_of(r: httpx.Response) -> dict[str, object]:
-    body = r.json()
-    assert set(body) == {"error"}, body
-    return body["error"]  # type: ignore[no-any-return]
+from tests.api.conftest import MakeClient, error_of
 
 
 async def test_an_agent_may_not_delete_unarchive_or_administer(make_client: MakeClient) -> None:
@@ -103,7 +97,7 @@ async def test_a_key_bound_to_a_user_acts_only_as_that_user(make_client: MakeCli
     other = await u1.post("/v1/memories", json={"content": "pretending to be u2", "user_id": "u2"})
     assert other.status_code == 403 and error_of(other)["field"] == "user_id"
     batch = await u1.post(
-        "/v1/memories:batch", json={"items": [{"content": "fine"}, {"content": "not mine", "user_id": "u2"}]}
+        "/v1/memories:batch", json={"items": [{"content": "u1 likes hiking"}, {"content": "not mine", "user_id": "u2"}]}
     )
     results = batch.json()["results"]
     assert results[0]["ok"] and not results[1]["ok"]

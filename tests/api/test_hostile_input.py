@@ -12,14 +12,7 @@ import pytest
 
 from engram import Engram
 from engram.api import create_app
-from tests.api.conftest import MakeClient
-
-
-def error_of(r: httpx.Response) -> dict[str, Any]:
-    assert r.headers["content-type"].startswith("application/json"), r.text
-    body = r.json()
-    assert set(body) == {"error"} and {"code", "message", "field"} <= set(body["error"]), body
-    return body["error"]  # type: ignore[no-any-return]
+from tests.api.conftest import MakeClient, error_of
 
 
 async def still_readable(client: httpx.AsyncClient) -> None:
@@ -148,10 +141,14 @@ async def test_a_misspelt_filter_is_a_422_not_everything(client: httpx.AsyncClie
 
 async def test_a_body_that_is_not_json_is_a_415(client: httpx.AsyncClient) -> None:
     for ctype in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
-        r = await client.post("/v1/memories", content=b'{"content": "hello"}', headers={"Content-Type": ctype})
+        r = await client.post(
+            "/v1/memories", content=b'{"content": "hello from a JSON body"}', headers={"Content-Type": ctype}
+        )
         assert r.status_code == 415 and error_of(r)["field"] == "Content-Type", ctype
     ok = await client.post(
-        "/v1/memories", content=b'{"content": "hello"}', headers={"Content-Type": "application/json; charset=utf-8"}
+        "/v1/memories",
+        content=b'{"content": "hello from a JSON body"}',
+        headers={"Content-Type": "application/json; charset=utf-8"},
     )
     assert ok.status_code == 201
 

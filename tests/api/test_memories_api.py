@@ -10,14 +10,7 @@ import pytest
 
 from engram import Engram
 from engram.api import create_app
-from tests.api.conftest import MakeClient
-
-
-def error_of(resp: httpx.Response) -> dict[str, object]:
-    body = resp.json()
-    assert set(body) == {"error"}, body
-    assert {"code", "message", "field"} <= set(body["error"])
-    return body["error"]  # type: ignore[no-any-return]
+from tests.api.conftest import MakeClient, error_of
 
 
 async def test_create_then_replay(client: httpx.AsyncClient) -> None:

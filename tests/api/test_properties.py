@@ -237,6 +237,7 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
         "POST /v1/relations": {"src_id": ids["shared"], "dst_id": ids["other"], "type": "related", "metadata": {}},
         "POST /v1/keys": {"role": "agent", "name": "raw body key"},
         "PATCH /v1/tenant": {"fts_config": "simple"},
+        "PATCH /v1/policy": {"filler": "reject", "min_semantic_confidence": 0.75},
     }[label]
 
 

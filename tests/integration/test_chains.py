@@ -98,7 +98,9 @@ async def test_a_replay_says_truthfully_whether_the_memory_has_a_vector(engram: 
 
 
 async def test_batch_errors_name_the_item_in_the_library_too(engram: Engram) -> None:
-    results = await engram.remember_many([{"content": "fine"}, {"content": ""}, {"content": "x", "kind": "dream"}])
+    results = await engram.remember_many(
+        [{"content": "the printer is fixed"}, {"content": ""}, {"content": "x", "kind": "dream"}]
+    )
     errors = [getattr(r, "field", None) for r in results]
     assert errors == [None, "items[1].content", "items[2].kind"]
 

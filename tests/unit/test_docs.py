@@ -113,7 +113,7 @@ def test_error_body_keys_are_documented() -> None:
         errors.ValidationError("bad", field="content", details=[{"field": "content", "message": "x", "type": "t"}]),
         errors.RevisionConflict("stale", current_revision=3),
         errors.IdempotencyConflict("used", existing_id="0190"),
-        errors.PolicyRejection("no", reasons=["too_long"]),
+        errors.PolicyRejection("no", reasons=["chat_filler"], admission={"decision": "reject", "reasons": []}),
         errors.NotFoundError("gone", field="id"),
         errors.NotCurrent("superseded", current_id="0191"),
         errors.PermissionDenied("agents may not", required_role="reviewer"),

@@ -1,4 +1,5 @@
-"""Administration over REST (admin keys only): API keys of the tenant, and its settings."""
+"""Administration over REST: API keys of the tenant, its settings and its admission policy (admin keys; any
+key may read the policy)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from fastapi import APIRouter, Depends, Response
 from engram.api.auth import get_engram, principal
 from engram.api.guard import known_query
 from engram.model.access import ApiKey, KeyInput, NewKey, Principal
+from engram.model.admission import AdmissionPolicy, AdmissionPolicyPatch
 from engram.model.tenant import TenantPatch, TenantSettings
 from engram.service import Engram
 
@@ -49,3 +51,16 @@ async def get_tenant(engram: EngramDep, caller: Caller) -> TenantSettings:
 async def update_tenant(body: TenantPatch, engram: EngramDep, caller: Caller) -> TenantSettings:
     """Change the tenant's settings; a new `fts_config` indexes every memory of the tenant again."""
     return await engram.update_tenant(body, principal=caller)
+
+
+@router.get("/v1/policy", response_model=AdmissionPolicy, tags=["admission"])
+async def get_policy(engram: EngramDep, caller: Caller) -> AdmissionPolicy:
+    """The admission policy every write of the tenant passes (any role may read it)."""
+    return await engram.admission_policy(principal=caller)
+
+
+@router.patch("/v1/policy", response_model=AdmissionPolicy, tags=["admission"])
+async def update_policy(body: AdmissionPolicyPatch, engram: EngramDep, caller: Caller) -> AdmissionPolicy:
+    """Change the admission policy (admin): the fields sent; a new `profile` first resets the others to its
+    defaults. Writes follow it at once; stored memories keep their decisions."""
+    return await engram.update_admission_policy(body, principal=caller)

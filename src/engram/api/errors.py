@@ -46,6 +46,8 @@ def error_body(exc: e.EngramError) -> dict[str, Any]:
         body["existing_id"] = exc.existing_id
     if isinstance(exc, e.PolicyRejection):
         body["reasons"] = exc.reasons
+        if exc.admission is not None:
+            body["admission"] = exc.admission
     if isinstance(exc, e.NotCurrent):
         body["current_id"] = exc.current_id
     if isinstance(exc, e.PermissionDenied) and exc.required_role:

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from engram.model import WriteResult
+from engram.model.decision import Admission
 from engram.model.memory import Status
 
 
@@ -19,6 +20,7 @@ class WriteResponse(BaseModel):
     reasons: list[str]
     supersedes: list[uuid.UUID] = Field(default_factory=list)
     embedded: bool
+    admission: Admission = Field(description="How the admission policy decided, with every reason")
 
     @classmethod
     def of(cls, r: WriteResult) -> WriteResponse:
@@ -30,6 +32,7 @@ class WriteResponse(BaseModel):
             reasons=r.reasons,
             supersedes=r.supersedes,
             embedded=r.embedded,
+            admission=r.admission,
         )
 
 

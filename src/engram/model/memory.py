@@ -17,6 +17,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
+from engram.model.decision import Admission
 from engram.model.rules import Input, JsonObject, Timestamp
 from engram.model.text import MAX_CONTENT_CHARS, content_hash, has_text, normalise_whitespace
 
@@ -263,6 +264,9 @@ class Memory(BaseModel):
     metadata: dict[str, Any]
     last_used_at: datetime | None
     use_count: int
+    admission: Admission = Field(
+        default_factory=Admission, description="The admission decision that let it in, with its reasons"
+    )
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Memory:
@@ -294,7 +298,7 @@ _ROW_COLUMNS = (
 )  # fmt: skip
 _SNAPSHOT_DEFAULTS: dict[str, Any] = {
     "source_type": "user_message", "contains_pii": False, "allow_in_prompt": True, "require_citation": False,
-    "require_freshness_check": False, "tags": [], "metadata": {}, "use_count": 0, "revision": 1,
+    "require_freshness_check": False, "tags": [], "metadata": {}, "use_count": 0, "revision": 1, "admission": {},
 }  # fmt: skip
 
 
@@ -309,6 +313,7 @@ class WriteResult(BaseModel):
     supersedes: list[uuid.UUID] = Field(default_factory=list)
     embedded: bool = False
     memory: Memory | None = None
+    admission: Admission = Field(default_factory=Admission)
 
 
 class HistoryEntry(BaseModel):

@@ -51,7 +51,7 @@ async def _revoke_key(engram: Core, who: Principal, key_id: uuid.UUID | str) -> 
         revoked = await keys.revoke(conn, who.tenant_id, kid)
     if revoked is None:
         raise NotFoundError(f"no active key {kid} in tenant {who.tenant_id}", field="key_id")
-    engram.key_cache.forget(kid)
+    engram.key_cache.drop(lambda p: p.key_id == kid)
     return revoked
 
 

@@ -10,6 +10,7 @@ from engram.errors import ConflictError, NotCurrent, NotFoundError, PermissionDe
 from engram.model import Memory, MemoryPatch
 from engram.model.access import VISIBILITY_RANK, Acting, Action, Principal, visible
 from engram.model.text import content_hash
+from engram.service.admission import admit_patch
 from engram.store import chains
 from engram.store import embeddings as emb
 from engram.store import memories as q
@@ -81,7 +82,6 @@ async def update(
 ) -> Memory:
     who.require(Action.UPDATE)
     tenant_id = who.tenant_id
-    cols = q.patch_columns(changes.changes())
     content_changed = False
     journal = q.Journal()
     async with engram.db.tenant(tenant_id) as conn:
@@ -95,6 +95,7 @@ async def update(
         if changes.visibility is not None and VISIBILITY_RANK[changes.visibility] > VISIBILITY_RANK[current.visibility]:
             who.require(Action.WIDEN_VISIBILITY)
             who.check_visibility(changes.visibility)
+        cols = q.patch_columns(await admit_patch(engram, tenant_id, current, changes.changes()))
         if "content" in cols:
             cols["content_hash"] = content_hash(cols["content"])
             content_changed = cols["content_hash"] != current.content_hash
@@ -123,6 +124,11 @@ async def archive(
         current = await locked(conn, who, acting, who.tenant_id, mid, expected_revision)
         if current.status == "archived":
             return current
+        if current.status in ("pending_approval", "quarantined"):
+            raise ConflictError(
+                f"memory {mid} is {current.status}: a reviewer approves or rejects it "
+                f"(POST /v1/approvals/{mid}:approve or :reject), it is not archived"
+            )
         mem = await q.archive(conn, who.tenant_id, mid)
         journal.record(mid, "archived", "memory.archived", {"previous_status": current.status})
         await journal.flush(conn, who.tenant_id, who.actor)

@@ -7,13 +7,14 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Generic, Self, TypeVar
 
 from engram.config import Settings
 from engram.errors import MigrationError, PermissionDenied, ValidationError
 from engram.model.access import Principal
+from engram.model.admission import AdmissionPolicy
 from engram.model.ids import check_tenant, parse_uuid
 from engram.providers.base import Embedder
 from engram.providers.gateway import EmbeddingGateway
@@ -29,25 +30,30 @@ CACHE_SECONDS = 10.0  # a revocation takes effect on other processes within this
 _CACHE_SIZE = 10_000
 
 
-class KeyCache:
-    """Principals by key digest for a few seconds, so a request costs no key lookup."""
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Recent(Generic[K, V]):
+    """Values kept for CACHE_SECONDS, so a request costs no lookup: principals by key digest, admission
+    policies by tenant. A change made in this process drops its entry at once."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, tuple[float, Principal]] = {}
+        self._entries: dict[K, tuple[float, V]] = {}
 
-    def get(self, digest: str) -> Principal | None:
-        hit = self._entries.get(digest)
+    def get(self, key: K) -> V | None:
+        hit = self._entries.get(key)
         if hit and hit[0] > time.monotonic():
             return hit[1]
         return None
 
-    def put(self, digest: str, principal: Principal) -> None:
+    def put(self, key: K, value: V) -> None:
         if len(self._entries) >= _CACHE_SIZE:
             self._entries.clear()
-        self._entries[digest] = (time.monotonic() + CACHE_SECONDS, principal)
+        self._entries[key] = (time.monotonic() + CACHE_SECONDS, value)
 
-    def forget(self, key_id: uuid.UUID) -> None:
-        self._entries = {d: e for d, e in self._entries.items() if e[1].key_id != key_id}
+    def drop(self, unwanted: Callable[[V], bool]) -> None:
+        self._entries = {k: e for k, e in self._entries.items() if not unwanted(e[1])}
 
 
 class Core:
@@ -69,7 +75,8 @@ class Core:
         self.default_tenant = tenant
         self.embedded = embedded
         self.work_pending = asyncio.Event()  # set when memories wait for a vector
-        self.key_cache = KeyCache()
+        self.key_cache: Recent[str, Principal] = Recent()
+        self.policies: Recent[str, AdmissionPolicy] = Recent()
         self._background: set[asyncio.Task[Any]] = set()
 
     # --- lifecycle -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from engram.model.access import Action, Principal
 from engram.model.ids import parse_uuid
 from engram.model.recall import RecallRequest, RecallResult, Receipt
 from engram.model.validation import parse
+from engram.policy import without_secrets
 from engram.providers.base import Vector
 from engram.retrieval import receipts
 from engram.retrieval.config import RetrievalConfig
@@ -123,6 +124,10 @@ class Reads(Core):
         user, agent = who.bound(req.user_id, "user_id"), who.bound(req.agent_id, "agent_id")
         if (user, agent) != (req.user_id, req.agent_id):
             req = req.model_copy(update={"user_id": user, "agent_id": agent})
+        # A secret in a query would reach the embedder and the receipt; stored memories hold it redacted.
+        query_text, metadata = without_secrets(req.query), without_secrets(req.metadata)
+        if (query_text, metadata) != (req.query, req.metadata):
+            req = req.model_copy(update={"query": query_text, "metadata": metadata})
         vector = np.asarray(query_vector, dtype=np.float32) if query_vector is not None else None
         return await self.retriever.recall(who.tenant_id, req, who=who, config=config, query_vector=vector)
 

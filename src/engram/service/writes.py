@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from engram.errors import EngramError, ProviderError, StoreUnavailable, Throttled, ValidationError
 from engram.model import MemoryInput, WriteResult
 from engram.model.access import Action, Principal
+from engram.model.admission import Admitted
+from engram.model.decision import Admission
 from engram.model.validation import parse
 from engram.providers.base import Vector
+from engram.service.admission import admit_items
 from engram.store import embeddings as emb
 from engram.store import memories as q
 from engram.store.database import Conn
@@ -44,21 +47,27 @@ async def remember_many(
             parsed.append((index, bind(who, item, prefix)))
         except EngramError as exc:
             results[index] = exc
+    admitted: list[Admitted] = []
     if parsed:
+        admitted, refused = await admit_items(engram, who.tenant_id, parsed)
+        for index, error in refused.items():
+            results[index] = in_item(error, index) if batch else error
+    if admitted:
         tenant_id = who.tenant_id
-        vectors, defer_reason = await vectors_for(engram, tenant_id, [i for _, i in parsed], embed)
-        if len(parsed) == 1:
-            outcomes = [await write_one(engram, who, parsed[0], vectors, defer_reason)]
+        vectors, defer_reason = await vectors_for(engram, tenant_id, [a.item for a in admitted], embed)
+        if len(admitted) == 1:
+            outcomes = [await write_one(engram, who, admitted[0], vectors, defer_reason)]
         else:
             try:
-                outcomes = await write(engram, who, parsed, vectors, defer_reason)
+                outcomes = await write(engram, who, admitted, vectors, defer_reason)
             except (StoreUnavailable, Throttled):
                 raise
             except EngramError:
                 # One bad item must not sink the batch: redo item by item, each in its own transaction.
-                outcomes = [await write_one(engram, who, p, vectors, defer_reason) for p in parsed]
+                outcomes = [await write_one(engram, who, a, vectors, defer_reason) for a in admitted]
+        by_index = {a.index: a for a in admitted}
         for out in outcomes:
-            result = result_of(out, vectors)
+            result = result_of(out, vectors, by_index[out.index].admission)
             results[out.index] = in_item(result, out.index) if batch else result
     missing = [i for i, r in enumerate(results) if r is None]
     assert not missing, f"items {missing} got no result"
@@ -89,33 +98,36 @@ def in_item(result: WriteResult | EngramError, index: int) -> WriteResult | Engr
 
 
 async def write_one(
-    engram: Core, who: Principal, pair: tuple[int, MemoryInput], vectors: Mapping[str, Vector], reason: str
+    engram: Core, who: Principal, one: Admitted, vectors: Mapping[str, Vector], reason: str
 ) -> q.Outcome:
     try:
-        return (await write(engram, who, [pair], vectors, reason))[0]
+        return (await write(engram, who, [one], vectors, reason))[0]
     except (StoreUnavailable, Throttled):
         raise
     except EngramError as exc:
-        return q.Outcome(pair[0], uuid.UUID(int=0), False, [], error=exc)
+        return q.Outcome(one.index, uuid.UUID(int=0), False, [], error=exc)
 
 
-def result_of(out: q.Outcome, vectors: Mapping[str, Vector]) -> WriteResult | EngramError:
+def result_of(out: q.Outcome, vectors: Mapping[str, Vector], admission: Admission) -> WriteResult | EngramError:
     if out.error is not None:
         return out.error if isinstance(out.error, EngramError) else EngramError(str(out.error))
     if out.memory is not None:  # replay: the stored row answers
         m = out.memory
         return WriteResult(
             id=m.id, revision=m.revision, status=m.status, replayed=True, reasons=out.reasons, memory=m,
-            embedded=out.embedded,
+            embedded=out.embedded, admission=m.admission,
         )  # fmt: skip
     embedded = out.content_hash in vectors
-    reasons = out.reasons if embedded else [*out.reasons, "embedding_deferred"]
+    reasons = [*out.reasons, *admission.codes]
+    if not embedded:
+        reasons.append("embedding_deferred")
     return WriteResult(
         id=out.id,
         revision=1,
-        status="active",
+        status=admission.status,
         replayed=False,
         reasons=reasons,
+        admission=admission,
         supersedes=out.supersedes,
         embedded=embedded,
     )
@@ -149,7 +161,7 @@ async def vectors_for(
 async def write(
     engram: Core,
     who: Principal,
-    items: Sequence[tuple[int, MemoryInput]],
+    items: Sequence[Admitted],
     vectors: Mapping[str, Vector],
     defer_reason: str,
 ) -> list[q.Outcome]:
@@ -158,12 +170,12 @@ async def write(
     gateway = engram.gateway
     async with engram.db.tenant(tenant_id) as conn:
         fts = await q.tenant_fts_config(conn, tenant_id)
-        plain = [(i, it) for i, it in items if it.fact_key is None]
-        facts = [(i, it) for i, it in items if it.fact_key is not None]
+        plain = [a for a in items if a.item.fact_key is None]
+        facts = [a for a in items if a.item.fact_key is not None]
         outcomes = await q.insert_plain(conn, tenant_id, plain, fts, journal) if plain else []
-        for index, item in facts:
-            outcomes.append(await q.insert_fact(conn, tenant_id, index, item, fts, journal))
-        by_index = dict(items)
+        for fact in facts:
+            outcomes.append(await q.insert_fact(conn, tenant_id, fact, fts, journal))
+        by_index = {a.index: a.item for a in items}
         for out in outcomes:
             out.content_hash = by_index[out.index].content_hash
         created = [o for o in outcomes if o.created]

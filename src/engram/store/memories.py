@@ -18,6 +18,8 @@ from psycopg.types.json import Jsonb
 
 from engram.errors import ValidationError
 from engram.model import Memory, MemoryInput, new_id
+from engram.model.admission import Admitted
+from engram.model.decision import Admission
 from engram.store.database import Conn
 
 MEMORY_COLUMNS: LiteralString = """
@@ -25,7 +27,7 @@ MEMORY_COLUMNS: LiteralString = """
     content, summary, content_hash, fact_key, source_type, source_ref, confidence, importance, status,
     revision, valid_from, valid_until, recorded_at, updated_at, expires_at, superseded_by, contains_pii,
     allow_in_prompt, require_citation, require_freshness_check, retention_reason, tags, metadata,
-    last_used_at, use_count
+    last_used_at, use_count, admission
 """
 
 # The snapshot kept in memory_revisions: the record minus derived columns.
@@ -37,18 +39,19 @@ INSERT INTO memories (
     tenant_id, id, user_id, agent_id, workflow_id, session_id, external_id, kind, subtype, visibility,
     content, summary, content_hash, fact_key, source_type, source_ref, confidence, importance, status,
     valid_from, valid_until, expires_at, contains_pii, allow_in_prompt, require_citation,
-    require_freshness_check, retention_reason, tags, metadata, fts_config)
+    require_freshness_check, retention_reason, tags, metadata, fts_config, admission)
 SELECT %(tenant_id)s, x.id, x.user_id, x.agent_id, x.workflow_id, x.session_id, x.external_id, x.kind, x.subtype,
        x.visibility, x.content, x.summary, x.content_hash, x.fact_key, x.source_type, x.source_ref, x.confidence,
-       x.importance, 'active', coalesce(x.valid_from, now()), x.valid_until, x.expires_at, x.contains_pii,
+       x.importance, x.status, coalesce(x.valid_from, now()), x.valid_until, x.expires_at, x.contains_pii,
        x.allow_in_prompt, x.require_citation, x.require_freshness_check, x.retention_reason,
-       coalesce(x.tags, '{}'), coalesce(x.metadata, '{}'), %(fts_config)s::regconfig
+       coalesce(x.tags, '{}'), coalesce(x.metadata, '{}'), %(fts_config)s::regconfig, x.admission
   FROM jsonb_to_recordset(%(rows)s) AS x(
        ord integer, id uuid, user_id text, agent_id text, workflow_id text, session_id text, external_id text,
        kind text, subtype text, visibility text, content text, summary text, content_hash text, fact_key text,
        source_type text, source_ref text, confidence float8, importance float8, valid_from timestamptz,
        valid_until timestamptz, expires_at timestamptz, contains_pii boolean, allow_in_prompt boolean,
-       require_citation boolean, require_freshness_check boolean, retention_reason text, tags text[], metadata jsonb)
+       require_citation boolean, require_freshness_check boolean, retention_reason text, tags text[], metadata jsonb,
+       status text, admission jsonb)
  ORDER BY x.ord
 ON CONFLICT (tenant_id, agent_key, external_id) WHERE external_id IS NOT NULL DO NOTHING
 RETURNING id
@@ -103,7 +106,7 @@ ARCHIVE: LiteralString = (
 UPDATABLE_COLUMNS = (
     "content", "content_hash", "kind", "subtype", "visibility", "summary", "source_type", "source_ref",
     "confidence", "importance", "valid_from", "valid_until", "expires_at", "contains_pii", "allow_in_prompt",
-    "require_citation", "require_freshness_check", "retention_reason", "tags", "metadata",
+    "require_citation", "require_freshness_check", "retention_reason", "tags", "metadata", "status", "admission",
 )  # fmt: skip
 
 
@@ -142,14 +145,17 @@ def _dumps(value: Any) -> str:
 
 
 async def _insert(
-    conn: Conn, tenant_id: str, rows: Sequence[tuple[uuid.UUID, MemoryInput, datetime | None]], fts_config: str
+    conn: Conn, tenant_id: str, rows: Sequence[tuple[uuid.UUID, Admitted, datetime | None]], fts_config: str
 ) -> set[uuid.UUID]:
-    """Insert (id, item, valid_from override) rows in one statement; returns the ids actually inserted
-    (an external_id already taken is skipped, not an error)."""
+    """Insert (id, admitted item, valid_from override) rows in one statement; returns the ids actually
+    inserted (an external_id already taken is skipped, not an error)."""
     payload = []
-    for order, (mid, item, valid_from) in enumerate(rows):
+    for order, (mid, admitted, valid_from) in enumerate(rows):
+        item = admitted.item
         row = row_params(tenant_id, mid, item, fts_config)
         row["metadata"] = item.metadata
+        row["status"] = admitted.admission.status
+        row["admission"] = admitted.admission.model_dump(mode="json")
         row["ord"] = order
         if valid_from is not None:
             row["valid_from"] = valid_from
@@ -179,7 +185,6 @@ def row_params(tenant_id: str, mem_id: uuid.UUID, item: MemoryInput, fts_config:
         "source_ref": item.source.ref,
         "confidence": item.confidence,
         "importance": item.importance,
-        "status": "active",
         "valid_from": item.valid_from,
         "valid_until": item.valid_until,
         "expires_at": item.expires_at,
@@ -192,6 +197,14 @@ def row_params(tenant_id: str, mem_id: uuid.UUID, item: MemoryInput, fts_config:
         "metadata": Jsonb(item.metadata),
         "fts_config": fts_config,
     }
+
+
+def created_details(item: MemoryInput, admission: Admission) -> dict[str, Any]:
+    """The audit event of a new memory: its kind, and how admission decided (codes only: no text)."""
+    details: dict[str, Any] = {"kind": item.kind}
+    if admission.reasons or admission.decision != "admit":
+        details["admission"] = {"decision": admission.decision, "reasons": admission.codes}
+    return details
 
 
 @dataclass
@@ -254,25 +267,26 @@ async def tenant_fts_config(conn: Conn, tenant_id: str) -> str:
 async def insert_plain(
     conn: Conn,
     tenant_id: str,
-    items: Sequence[tuple[int, MemoryInput]],
+    items: Sequence[Admitted],
     fts_config: str,
     journal: Journal,
 ) -> list[Outcome]:
     """Insert items without a fact_key, a statement per ``chunks`` of them; external_id replays are resolved
     after."""
     ids = [new_id() for _ in items]
-    rows = [(mid, item, None) for mid, (_, item) in zip(ids, items, strict=True)]
+    rows = [(mid, admitted, None) for mid, admitted in zip(ids, items, strict=True)]
     created_ids: set[uuid.UUID] = set()
-    for part in chunks(rows, lambda row: len(row[1].content)):
+    for part in chunks(rows, lambda row: len(row[1].item.content)):
         created_ids |= await _insert(conn, tenant_id, part, fts_config)
     inserted = [mid in created_ids for mid in ids]
     outcomes: list[Outcome] = []
-    for (index, item), mid, created in zip(items, ids, inserted, strict=True):
+    for admitted, mid, created in zip(items, ids, inserted, strict=True):
         if created:
-            journal.record(mid, "created", "memory.created", {"kind": item.kind})
-            outcomes.append(Outcome(index, mid, True, ["created"]))
+            details = created_details(admitted.item, admitted.admission)
+            journal.record(mid, "created", "memory.created", details)
+            outcomes.append(Outcome(admitted.index, mid, True, ["created"]))
         else:
-            outcomes.append(await _replay(conn, tenant_id, index, item))
+            outcomes.append(await _replay(conn, tenant_id, admitted.index, admitted.item))
     return outcomes
 
 
@@ -300,10 +314,9 @@ async def _replay(conn: Conn, tenant_id: str, index: int, item: MemoryInput) -> 
     )
 
 
-async def insert_fact(
-    conn: Conn, tenant_id: str, index: int, item: MemoryInput, fts_config: str, journal: Journal
-) -> Outcome:
+async def insert_fact(conn: Conn, tenant_id: str, admitted: Admitted, fts_config: str, journal: Journal) -> Outcome:
     """Insert a memory with a fact_key, superseding the active one in its scope, under an advisory lock."""
+    index, item, admission = admitted.index, admitted.item, admitted.admission
     await conn.execute(FACT_LOCK, [fact_lock_key(tenant_id, item)])
     if item.external_id is not None:
         row = await (
@@ -320,7 +333,8 @@ async def insert_fact(
     valid_from: datetime | None = None
     supersedes: list[uuid.UUID] = []
     reasons = ["created"]
-    if active is not None:
+    # A memory held for approval or quarantined supersedes nothing until a reviewer admits it.
+    if active is not None and admission.status == "active":
         clock = await (await conn.execute(CLOCK)).fetchone()
         assert clock is not None
         valid_from = item.valid_from or clock["ts"]
@@ -331,10 +345,10 @@ async def insert_fact(
         journal.record(active.id, "superseded", "memory.superseded", {"superseded_by": str(mem_id)})
         supersedes.append(active.id)
         reasons.append("superseded_previous")
-    if not await _insert(conn, tenant_id, [(mem_id, item, valid_from)], fts_config):
+    if not await _insert(conn, tenant_id, [(mem_id, admitted, valid_from)], fts_config):
         # external_id inserted concurrently by a writer that did not take the fact lock
         return await _replay(conn, tenant_id, index, item)
-    details: dict[str, Any] = {"kind": item.kind, "fact_key": item.fact_key}
+    details = {**created_details(item, admission), "fact_key": item.fact_key}
     if supersedes:
         details["supersedes"] = [str(s) for s in supersedes]
     journal.record(mem_id, "created", "memory.created", details)
@@ -356,8 +370,8 @@ def patch_columns(changes: dict[str, Any]) -> dict[str, Any]:
             cols["source_ref"] = value.ref
         elif name == "policy":
             cols.update(value.model_dump())
-        elif name == "metadata":
-            cols["metadata"] = Jsonb(value)
+        elif name in ("metadata", "admission"):
+            cols[name] = Jsonb(value)
         else:
             cols[name] = value
     unknown = set(cols) - set(UPDATABLE_COLUMNS)

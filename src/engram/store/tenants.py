@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import LiteralString
+from typing import Any, LiteralString
+
+from psycopg.types.json import Jsonb
 
 from engram.errors import ValidationError
 from engram.model.tenant import TenantSettings
@@ -56,3 +58,20 @@ async def reindex_batch(conn: Conn, tenant_id: str) -> tuple[int, list[str]]:
     params = {"tenant_id": tenant_id, "limit": REINDEX_BATCH_SIZE}
     rows = await (await conn.execute(REINDEX_BATCH, params)).fetchall()
     return len(rows), sorted({r["session_id"] for r in rows if r["session_id"] is not None})
+
+
+SELECT_ADMISSION: LiteralString = "SELECT settings -> 'admission' AS policy FROM tenants WHERE tenant_id = %s"
+SET_ADMISSION: LiteralString = (
+    "UPDATE tenants SET settings = jsonb_set(settings, '{admission}', %s::jsonb) WHERE tenant_id = %s"
+)
+
+
+async def admission_policy(conn: Conn, tenant_id: str) -> dict[str, Any] | None:
+    """The tenant's admission policy as stored, or None when it has never been set."""
+    row = await (await conn.execute(SELECT_ADMISSION, [tenant_id])).fetchone()
+    return row["policy"] if row and row["policy"] is not None else None
+
+
+async def set_admission_policy(conn: Conn, tenant_id: str, policy: dict[str, Any]) -> None:
+    await conn.execute(ENSURE_TENANT, [tenant_id])
+    await conn.execute(SET_ADMISSION, [Jsonb(policy), tenant_id])

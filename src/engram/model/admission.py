@@ -1,0 +1,96 @@
+"""Admission (SPEC 4.5): a tenant's policy, and an item of a write with the decision it got."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import ConfigDict, Field
+
+from engram.model.decision import Admission
+from engram.model.memory import MemoryInput, SourceType
+from engram.model.rules import Input
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """An item of a write as admission leaves it: sanitised, maybe redacted, with its decision."""
+
+    index: int
+    item: MemoryInput
+    admission: Admission
+
+
+Share = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class AdmissionPolicy(Input):
+    """A tenant's admission policy (``GET/PATCH /v1/policy``, ``engram policy``); docs/admission.md."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    profile: Literal["default", "transcript"] = Field(
+        default="default",
+        description="A named set of defaults: `transcript` for raw conversation turns (filler, low confidence "
+        "and high-impact categories admitted; secrets redacted, injection quarantined)",
+    )
+    secrets: Literal["redact", "reject"] = Field(
+        default="redact", description="A secret in content, summary, tags, metadata or source.ref is replaced "
+        "by [REDACTED:kind] (`redact`) or the memory is refused (`reject`); a secret in external_id or a "
+        "metadata key is always refused"
+    )  # fmt: skip
+    injection: Literal["quarantine", "reject"] = Field(
+        default="quarantine", description="Text aimed at the model: stored quarantined (never recalled) or refused"
+    )
+    filler: Literal["reject", "admit"] = Field(
+        default="reject", description="Chat filler, punctuation only, repeated tool output"
+    )
+    min_semantic_confidence: Share = Field(
+        default=0.75, description="Semantic memories below this confidence are refused"
+    )
+    approval: Literal["high_impact", "off"] = Field(
+        default="high_impact",
+        description="Hold high-impact memories (visibility system, importance above approval_importance, or an "
+        "approval category) as pending_approval",
+    )
+    approval_importance: Share = Field(default=0.9, description="Importance above which a memory is held")
+    approval_categories: list[
+        Literal["payment_instructions", "bank_details", "medical_details", "permission_change"]
+    ] = Field(
+        default=["payment_instructions", "bank_details", "medical_details", "permission_change"],
+        description="Categories held for approval",
+    )
+    trusted_sources: list[SourceType] = Field(
+        default=["system_event"], description="Sources whose high-impact memories are admitted without approval"
+    )
+
+
+class AdmissionPolicyPatch(Input):
+    """The fields of the policy to change; the rest keep their value. A new `profile` resets the others to
+    that profile's defaults first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    profile: Literal["default", "transcript"] | None = None
+    secrets: Literal["redact", "reject"] | None = None
+    injection: Literal["quarantine", "reject"] | None = None
+    filler: Literal["reject", "admit"] | None = None
+    min_semantic_confidence: Share | None = None
+    approval: Literal["high_impact", "off"] | None = None
+    approval_importance: Share | None = None
+    approval_categories: (
+        list[Literal["payment_instructions", "bank_details", "medical_details", "permission_change"]] | None
+    ) = None
+    trusted_sources: list[SourceType] | None = None
+
+
+PROFILES: dict[str, AdmissionPolicy] = {
+    "default": AdmissionPolicy(),
+    "transcript": AdmissionPolicy(profile="transcript", filler="admit", min_semantic_confidence=0.0, approval="off"),
+}
+
+
+def apply_patch(policy: AdmissionPolicy, patch: AdmissionPolicyPatch) -> AdmissionPolicy:
+    changes = patch.model_dump(exclude_none=True)
+    base = PROFILES[changes["profile"]] if "profile" in changes else policy
+    return AdmissionPolicy.model_validate({**base.model_dump(), **changes})
