@@ -252,7 +252,9 @@ HOSTILE_AUTH: list[Any] = [
 ]
 
 CALLERS = ["agent", "agent", "reviewer", "reviewer", "admin", "admin", "bound", "foreign", "generated"]
-MEMORY_TOKENS = ["generated", "shared", "fresh", "fresh", "fresh", "archived", "deleted", "superseded", "foreign"]
+MEMORY_TOKENS = [
+    "generated", "shared", "fresh", "fresh", "fresh", "archived", "deleted", "superseded", "foreign", "held",
+]  # fmt: skip
 ID_TOKENS: dict[str, list[str]] = {
     "memory_id": MEMORY_TOKENS,
     "receipt_id": ["generated", "receipt", "receipt", "foreign_receipt"],
@@ -481,6 +483,8 @@ def plan(op: Operation, mode: str, case: Any, rnd: random.Random, memories: list
     caller = rnd.choice(["agent", "reviewer", "admin"] if clean else CALLERS)
     auth = rnd.choice(HOSTILE_AUTH) if not clean and caller != "generated" and rnd.random() < 0.1 else None
     clean_tokens = {**CLEAN_TOKENS, "memory_id": ["fresh"]} if op.method != "GET" else CLEAN_TOKENS  # known revision
+    if op.path.startswith("/v1/approvals/"):
+        clean_tokens = {**CLEAN_TOKENS, "memory_id": ["held"]}  # what awaits a decision
     path_tokens = {
         name: rnd.choice(clean_tokens.get(name, ["generated"]) if clean else ID_TOKENS.get(name, ["generated"]))
         for name in op.path_params

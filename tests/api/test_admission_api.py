@@ -61,3 +61,22 @@ async def test_any_key_reads_the_policy_and_only_an_admin_changes_it(make_client
     assert bad.status_code == 422 and error_of(bad)["field"] == "secrets"
     other = await make_client(tenant="globex", role="agent")
     assert (await other.get("/v1/policy")).json()["secrets"] == "redact"
+
+
+async def test_the_approval_queue_is_for_reviewers(make_client: MakeClient) -> None:
+    agent, reviewer = await make_client(role="agent"), await make_client(role="reviewer")
+    held = (await agent.post("/v1/memories", json={"content": "Standup moves to 9am", "importance": 0.95})).json()
+    assert held["status"] == "pending_approval"
+    refused = await agent.get("/v1/approvals")
+    assert refused.status_code == 403 and error_of(refused)["required_role"] == "reviewer"
+    assert (await agent.post(f"/v1/approvals/{held['id']}:approve")).status_code == 403
+    queue = await reviewer.get("/v1/approvals", params={"status": "pending_approval"})
+    assert [m["id"] for m in queue.json()["items"]] == [held["id"]]
+    bad = await reviewer.get("/v1/approvals", params={"status": "active"})
+    assert bad.status_code == 422 and error_of(bad)["field"] == "status"
+    stale = await reviewer.post(f"/v1/approvals/{held['id']}:approve", headers={"If-Match": "7"})
+    assert stale.status_code == 409 and error_of(stale)["code"] == "revision_conflict"
+    done = await reviewer.post(f"/v1/approvals/{held['id']}:approve", headers={"If-Match": "1"})
+    assert done.status_code == 200 and done.json()["status"] == "active"
+    again = await reviewer.post(f"/v1/approvals/{held['id']}:reject")
+    assert again.status_code == 409

@@ -74,7 +74,7 @@ class World:
         n = next(self.counter)
         made = await self.engram.remember(
             f"Fresh memory number {n} about the deploy window", tenant=ACME, user_id="u1", tags=["t"],
-            metadata={"n": n}, fact_key=f"fuzz.fact{n}",
+            metadata={"n": n}, fact_key=f"fuzz.fact{n}", importance=0.95 if token == "held" else 0.5,
         )  # fmt: skip
         if token == "archived":
             await self.engram.archive(made.id, tenant=ACME)
@@ -238,6 +238,8 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
         "POST /v1/keys": {"role": "agent", "name": "raw body key"},
         "PATCH /v1/tenant": {"fts_config": "simple"},
         "PATCH /v1/policy": {"filler": "reject", "min_semantic_confidence": 0.75},
+        "POST /v1/approvals/{memory_id}:approve": {"note": "checked"},
+        "POST /v1/approvals/{memory_id}:reject": {"note": "wrong"},
     }[label]
 
 
@@ -339,7 +341,8 @@ async def test_raw_bodies_get_no_5xx_and_json_errors(world: World, label: str) -
     wrong: list[str] = []
     cases = raw_bodies(label, world.ids)
     for name, content, content_type in cases:
-        target = await world.memory("archived" if label.endswith("/unarchive") else "fresh")
+        state = "archived" if label.endswith("/unarchive") else "held" if "/v1/approvals/" in label else "fresh"
+        target = await world.memory(state)
         path = op.path.replace("{memory_id}", target)
         headers = [(b"Authorization", f"Bearer {world.keys['admin']}".encode())]
         if op.method == "PATCH" and "{memory_id}" in op.path:

@@ -51,7 +51,7 @@ def acting_as(
 ActingAs = Annotated[ActingQuery, Depends(acting_as)]
 
 
-def _revision(value: str | None, *, required: bool) -> int | None:
+def revision_of(value: str | None, *, required: bool) -> int | None:
     if value is None:
         if required:
             raise PreconditionRequired(
@@ -170,7 +170,7 @@ async def update_memory(
 ) -> Memory:
     """Change fields. Needs If-Match: <revision>; 428 without it, 409 when someone changed it first or
     the memory is no longer current."""
-    expected = _revision(if_match, required=True)
+    expected = revision_of(if_match, required=True)
     assert expected is not None
     mem = await engram.update(memory_id, body, expected_revision=expected, principal=caller, **acting)
     response.headers["ETag"] = f'"{mem.revision}"'
@@ -187,20 +187,20 @@ async def archive_memory(
 ) -> Memory:
     """Take a memory out of service; it and its history stay (idempotent)."""
     return await engram.archive(
-        memory_id, expected_revision=_revision(if_match, required=False), principal=caller, **acting
+        memory_id, expected_revision=revision_of(if_match, required=False), principal=caller, **acting
     )
 
 
 @router.post("/v1/memories/{memory_id}/unarchive", response_model=Memory, tags=["memories"])
 async def unarchive_memory(memory_id: uuid.UUID, engram: EngramDep, caller: Caller, if_match: IfMatch = None) -> Memory:
     """Put an archived memory back in service (reviewer or admin)."""
-    return await engram.unarchive(memory_id, expected_revision=_revision(if_match, required=False), principal=caller)
+    return await engram.unarchive(memory_id, expected_revision=revision_of(if_match, required=False), principal=caller)
 
 
 @router.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
 async def delete_memory(memory_id: uuid.UUID, engram: EngramDep, caller: Caller, if_match: IfMatch = None) -> Response:
     """Remove a memory with its vectors, history and relations (reviewer or admin); a tombstone stays."""
-    await engram.delete(memory_id, expected_revision=_revision(if_match, required=False), principal=caller)
+    await engram.delete(memory_id, expected_revision=revision_of(if_match, required=False), principal=caller)
     return Response(status_code=204)
 
 

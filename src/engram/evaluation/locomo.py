@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from engram.errors import EngramError, ValidationError
+from engram.errors import ValidationError
 from engram.evaluation.metrics import mean, ndcg_at, percentile, recall_at, reciprocal_rank
-from engram.evaluation.runner import settle, timed_recall
+from engram.evaluation.runner import settle, timed_recall, write_transcript
 from engram.retrieval.config import RetrievalConfig
 from engram.service import Engram
 
@@ -58,7 +58,7 @@ def load(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-async def ingest(engram: Engram, sample: dict[str, Any]) -> dict[str, str]:
+async def ingest(engram: Engram, decisions: Counter[str], sample: dict[str, Any]) -> dict[str, str]:
     """Write one conversation; returns memory id -> dia_id."""
     tenant = "locomo-" + sample["sample_id"]
     conv = sample["conversation"]
@@ -80,11 +80,7 @@ async def ingest(engram: Engram, sample: dict[str, Any]) -> dict[str, str]:
             }
             for i, turn in enumerate(conv[f"session_{n}"])
         ]
-        results = await engram.remember_many(items, tenant=tenant, actor="eval")
-        for item, r in zip(items, results, strict=True):
-            if isinstance(r, EngramError):
-                raise r
-            by_memory[str(r.id)] = item["external_id"]
+        by_memory.update(await write_transcript(engram, tenant, items, decisions))
     return by_memory
 
 
@@ -94,9 +90,10 @@ async def evaluate(
 ) -> dict[str, Any]:  # fmt: skip
     per_q: list[dict[str, Any]] = []
     latencies: list[float] = []
+    decisions: Counter[str] = Counter()
     engram.retriever.clear_query_cache()  # each preset's latency includes its queries' embedding
     for sample in data:
-        by_memory = await ingest(engram, sample)
+        by_memory = await ingest(engram, decisions, sample)
         await settle(engram)
         known = set(by_memory.values())
         tenant = "locomo-" + sample["sample_id"]
@@ -110,7 +107,7 @@ async def evaluate(
             latencies.append(ms)
             ranked = [by_memory.get(str(i.id), "") for i in result.items]
             per_q.append({"category": int(qa["category"]), "ranked": ranked, "gold": gold})
-    return summarise(per_q, latencies, preset)
+    return {**summarise(per_q, latencies, preset), "admission": dict(sorted(decisions.items()))}
 
 
 def _scores(rows: list[dict[str, Any]]) -> dict[str, float]:

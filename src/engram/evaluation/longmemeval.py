@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from engram.errors import EngramError, ValidationError
+from engram.errors import ValidationError
 from engram.evaluation.metrics import all_at, any_at, mean, percentile
-from engram.evaluation.runner import settle, timed_recall
+from engram.evaluation.runner import settle, timed_recall, write_transcript
 from engram.retrieval.config import RetrievalConfig
 from engram.service import Engram
 
@@ -60,7 +61,7 @@ def scored(instance: dict[str, Any]) -> bool:
     return not str(instance["question_id"]).endswith("_abs") and any("answer" in t[0] for t in turn_ids(instance))
 
 
-async def ingest(engram: Engram, instance: dict[str, Any]) -> dict[str, str]:
+async def ingest(engram: Engram, decisions: Counter[str], instance: dict[str, Any]) -> dict[str, str]:
     tenant = "lme-" + str(instance["question_id"])
     by_memory: dict[str, str] = {}
     turns = turn_ids(instance)
@@ -86,11 +87,7 @@ async def ingest(engram: Engram, instance: dict[str, Any]) -> dict[str, str]:
             )
     for at in range(0, len(batch), 500):
         chunk = batch[at : at + 500]
-        results = await engram.remember_many(chunk, tenant=tenant, actor="eval")
-        for item, r in zip(chunk, results, strict=True):
-            if isinstance(r, EngramError):
-                raise r
-            by_memory[str(r.id)] = item["external_id"]
+        by_memory.update(await write_transcript(engram, tenant, chunk, decisions))
     return by_memory
 
 
@@ -131,11 +128,12 @@ async def evaluate(
     session_rows: list[dict[str, float]] = []
     turn_rows: list[dict[str, float]] = []
     latencies: list[float] = []
+    decisions: Counter[str] = Counter()
     engram.retriever.clear_query_cache()  # each preset's latency includes its queries' embedding
     for instance in data[:limit]:
         if not scored(instance):
             continue
-        by_memory = await ingest(engram, instance)
+        by_memory = await ingest(engram, decisions, instance)
         await settle(engram)
         tenant = "lme-" + str(instance["question_id"])
         result, ms = await timed_recall(
@@ -162,6 +160,7 @@ async def evaluate(
     return {
         "benchmark": "longmemeval",
         "preset": preset,
+        "admission": dict(sorted(decisions.items())),
         "level": "session",
         "questions": len(session_rows),
         **avg(session_rows),

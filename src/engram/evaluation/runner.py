@@ -5,11 +5,14 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from engram.config import Settings
+from engram.errors import EngramError, PolicyRejection
 from engram.model.recall import RecallResult
 from engram.retrieval import candidates as cq
 from engram.retrieval.config import RetrievalConfig
@@ -64,3 +67,25 @@ async def timed_recall(
         query, tenant=tenant, preset=preset, max_items=k, max_tokens=200_000, actor="eval", config=config
     )
     return result, (time.perf_counter() - started) * 1000.0
+
+
+async def write_transcript(
+    engram: Engram, tenant: str, items: list[dict[str, Any]], decisions: Counter[str]
+) -> dict[str, str]:
+    """Write conversation turns through admission with the transcript profile (SPEC 4.5): memory id ->
+    external_id of each stored turn. A refused turn is left out, as a user's would be; a quarantined one is
+    stored but never recalled. ``decisions`` counts each admission decision."""
+    policy = await engram.admission_policy(tenant=tenant)
+    if policy.profile != "transcript":
+        await engram.update_admission_policy({"profile": "transcript"}, tenant=tenant)
+    by_memory: dict[str, str] = {}
+    results = await engram.remember_many(items, tenant=tenant, actor="eval")
+    for item, r in zip(items, results, strict=True):
+        if isinstance(r, PolicyRejection):
+            decisions["reject"] += 1
+            continue
+        if isinstance(r, EngramError):
+            raise r
+        decisions[r.admission.decision] += 1
+        by_memory[str(r.id)] = item["external_id"]
+    return by_memory

@@ -3,6 +3,14 @@
 ALTER TABLE memories ADD COLUMN admission jsonb NOT NULL DEFAULT '{}'
     CHECK (jsonb_typeof(admission) = 'object' AND pg_column_size(admission) <= 65536);
 
--- The approval queue: what waits for a reviewer, oldest first, without scanning the tenant.
-CREATE INDEX memories_awaiting_review ON memories (tenant_id, recorded_at, id)
+-- The approval queue: what waits for a reviewer, oldest first (ids are time-ordered), without scanning
+-- the tenant.
+CREATE INDEX memories_awaiting_review ON memories (tenant_id, id)
     WHERE status IN ('pending_approval', 'quarantined');
+
+-- A reviewer's decision is a revision of its own.
+ALTER TABLE memory_revisions DROP CONSTRAINT memory_revisions_change_check;
+ALTER TABLE memory_revisions ADD CONSTRAINT memory_revisions_change_check
+    CHECK (change IN ('created', 'updated', 'superseded', 'archived', 'restored', 'approved', 'rejected'))
+    NOT VALID;  -- checked below without blocking writes to the table
+ALTER TABLE memory_revisions VALIDATE CONSTRAINT memory_revisions_change_check;

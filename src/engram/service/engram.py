@@ -25,6 +25,7 @@ from engram.model.validation import parse
 from engram.service import changes
 from engram.service.admin import Administration
 from engram.service.admission import Admissions
+from engram.service.approvals import Approvals
 from engram.service.changes import sees
 from engram.service.core import _uuid
 from engram.service.reads import Reads
@@ -33,7 +34,7 @@ from engram.store import memories as q
 from engram.store import relations
 
 
-class Engram(Reads, Administration, Admissions):
+class Engram(Reads, Administration, Admissions, Approvals):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 
     async def remember(
