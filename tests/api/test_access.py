@@ -203,12 +203,12 @@ async def test_an_admin_changes_the_tenants_language_and_every_memory_follows(ma
 async def test_a_bound_key_of_any_role_stays_inside_its_binding(make_client: MakeClient) -> None:
     """The hostile review's cases: bound reviewer and admin keys wrote tenant-wide and system memories, a
     bound admin made itself an unbound admin key, a key bound to a user changed tenant-wide memories."""
-    for role in ("reviewer", "admin"):
+    for role, note in (("reviewer", "u1 keeps a blue notebook"), ("admin", "u1 drinks tea in the afternoon")):
         bound = await make_client(role=role, user_id="u1")
         for visibility in ("tenant", "system"):
             r = await bound.post("/v1/memories", json={"content": "for everyone", "visibility": visibility})
             assert r.status_code == 403 and r.json()["error"]["field"] == "visibility", (role, visibility)
-        own = (await bound.post("/v1/memories", json={"content": "u1's own note"})).json()["id"]
+        own = (await bound.post("/v1/memories", json={"content": note})).json()["id"]
         widened = await bound.patch(f"/v1/memories/{own}", json={"visibility": "system"}, headers={"If-Match": "1"})
         assert widened.status_code == 403
     admin_u1 = await make_client(role="admin", user_id="u1")

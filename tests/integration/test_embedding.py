@@ -92,10 +92,12 @@ async def test_embedder_timeout_defers(engram: Engram) -> None:
 async def test_identical_content_is_never_embedded_twice(engram: Engram) -> None:
     flaky = Flaky()
     use(engram, flaky)
+    # In three users' scopes: within one scope a repeat is merged, not stored again (docs/admission.md).
     await engram.remember_many(
-        [{"content": "Same words here"}, {"content": "Same   words here"}, {"content": "Other words"}]
-    )
-    await engram.remember("Same words here", external_id="later")
+        [{"content": "Same words here", "user_id": "u1"}, {"content": "Same   words here", "user_id": "u2"},
+         {"content": "Other words"}]
+    )  # fmt: skip
+    await engram.remember("Same words here", external_id="later", user_id="u3")
     assert sorted(flaky.texts) == ["Other words", "Same words here"]
     assert await vector_count(engram) == 4
 

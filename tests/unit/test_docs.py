@@ -13,7 +13,8 @@ from pydantic import AliasChoices
 
 from engram import errors
 from engram.api.errors import STATUS, error_body
-from engram.cli.main import EXIT_CODES, app
+from engram.cli.common import EXIT_CODES
+from engram.cli.main import app
 from engram.config import Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -30,7 +30,7 @@ def test_every_error_derives_from_engram_error_and_is_in_the_docstring() -> None
 
 def test_every_error_maps_to_an_http_status_and_exit_code() -> None:
     from engram.api.errors import status_for
-    from engram.cli.main import exit_code
+    from engram.cli.common import exit_code
 
     for name in errors.__all__:
         cls = getattr(errors, name)

@@ -12,7 +12,12 @@ from typing import Any
 from engram.bench.texts import memory_texts
 from engram.config import Settings
 from engram.errors import EngramError
+from engram.evaluation.metrics import percentile
+from engram.model import MemoryInput
+from engram.model.admission import PROFILES
+from engram.policy import admit
 from engram.service import Engram
+from engram.service.writes import remember_many
 
 
 async def run_write_bench(
@@ -57,6 +62,7 @@ async def _measure(engram: Engram, *, n: int, batch_size: int, single: int) -> d
     for text in single_texts:
         await engram.remember(text, tenant="bench-single", actor="bench")
     single_s = time.perf_counter() - started
+    admission = await _admission_cost(engram, memory_texts(single, seed=5, tag="adm"))
 
     embedder_rate = n / embedder_s
     batched_rate = n / batched_s
@@ -69,6 +75,36 @@ async def _measure(engram: Engram, *, n: int, batch_size: int, single: int) -> d
         "batched_writes_per_s": round(batched_rate, 1),
         "deferred_batched_writes_per_s": round(n / deferred_s, 1),
         "batched_vs_embedder": round(batched_rate / embedder_rate, 3),
+        **admission,
+    }
+
+
+async def _admission_cost(engram: Engram, texts: list[str]) -> dict[str, float]:
+    """Single writes of the same texts with and without the admission policy, alternating (two tenants, each
+    embedding its own texts), and the policy's checks alone: what admission adds to a write."""
+    with_ms: list[float] = []
+    without_ms: list[float] = []
+    checks_ms: list[float] = []
+    policy = PROFILES["default"]
+    on, off = engram._who("bench-admitted", None, "bench"), engram._who("bench-unadmitted", None, "bench")
+    for i, text in enumerate(texts):
+        sides = [(on, True, with_ms), (off, False, without_ms)]
+        for who, admitted, out in sides if i % 2 else reversed(sides):
+            started = time.perf_counter()
+            results = await remember_many(engram, who, [{"content": text}], "sync", batch=False, admission=admitted)
+            out.append((time.perf_counter() - started) * 1000)
+            if isinstance(results[0], EngramError):
+                raise results[0]
+        started = time.perf_counter()
+        admit(MemoryInput(content=text), policy)
+        checks_ms.append((time.perf_counter() - started) * 1000)
+    return {
+        "single_write_p50_ms": round(percentile(with_ms, 50), 2),
+        "single_write_p95_ms": round(percentile(with_ms, 95), 2),
+        "single_write_p50_ms_without_admission": round(percentile(without_ms, 50), 2),
+        "single_write_p95_ms_without_admission": round(percentile(without_ms, 95), 2),
+        "admission_p95_ms_added": round(percentile(with_ms, 95) - percentile(without_ms, 95), 2),
+        "admission_checks_p95_ms": round(percentile(checks_ms, 95), 3),
     }
 
 

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 
 from engram import errors as e
+from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for
+from engram.cli.policy import policy_app
 from engram.config import Settings
 
 T = TypeVar("T")
@@ -33,61 +33,7 @@ eval_app = typer.Typer(help="Retrieval quality on LoCoMo and LongMemEval, throug
 app.add_typer(keys_app, name="keys")
 app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
-
-out = Console(soft_wrap=True)  # never wrap stdout: commands and URLs stay copyable, lines parseable
-err = Console(stderr=True, soft_wrap=True)
-
-EXIT_CODES: list[tuple[type[e.EngramError], int]] = [
-    (e.ValidationError, 2),
-    (e.PreconditionRequired, 2),
-    (e.NotFoundError, 3),
-    (e.ConflictError, 4),
-    (e.AuthenticationError, 5),
-    (e.PermissionDenied, 5),
-    (e.PolicyRejection, 6),
-    (e.Throttled, 9),
-    (e.StoreUnavailable, 7),
-    (e.MigrationError, 7),
-    (e.ProviderError, 8),
-    (e.EngramError, 1),
-]
-
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Embedded database directory (env ENGRAM_DATA_DIR).", show_default=False),
-]
-Tenant = Annotated[str, typer.Option("--tenant", "-t", help="Tenant id.")]
-
-
-def exit_code(exc: e.EngramError) -> int:
-    return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
-
-
-def settings_for(data_dir: Path | None, **overrides: Any) -> Settings:
-    """Settings from the environment, with command-line options on top."""
-    import pydantic
-
-    from engram.model.validation import from_pydantic
-
-    values = {k: v for k, v in overrides.items() if v is not None}
-    if data_dir is not None:
-        values["data_dir"] = data_dir
-    try:
-        return Settings(**values)
-    except pydantic.ValidationError as exc:
-        problem = from_pydantic(exc)
-        err.print(f"[bold red]error[/]: invalid setting {problem.message}", highlight=False, markup=True)
-        raise typer.Exit(2) from None
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine; turn Engram errors into a one-line message and the table's exit code."""
-    try:
-        return asyncio.run(coro)
-    except e.EngramError as exc:
-        where = f" (field: {exc.field})" if exc.field else ""
-        err.print(f"[bold red]error[/]: {exc.message}{where}", highlight=False)
-        raise typer.Exit(exit_code(exc)) from None
+app.add_typer(policy_app, name="policy")
 
 
 def _setup_logging(level: str) -> None:
@@ -203,7 +149,7 @@ def keys_create(
         err.print(f"[bold red]error[/]: --role must be one of {', '.join(ROLES)}, got {role!r}", highlight=False)
         raise typer.Exit(2)
     spec = {"role": role, "name": name, "user_id": user_id, "agent_id": agent_id}
-    made = run(_admin(settings_for(data_dir), lambda m: m.create_key(spec, tenant=tenant), create=True))
+    made = run(admin_call(settings_for(data_dir), lambda m: m.create_key(spec, tenant=tenant), create=True))
     bound = ", ".join(f"{k} {v}" for k, v in (("user", user_id), ("agent", agent_id)) if v)
     err.print(
         f"Created {role} key {made.id} for tenant {tenant}{f' (bound to {bound})' if bound else ''}. "
@@ -212,19 +158,10 @@ def keys_create(
     print(made.key)
 
 
-async def _admin(settings: Settings, action: Callable[[Any], Awaitable[T]], *, create: bool = False) -> T:
-    """Run ``action(engram)`` on an Engram opened without an embedder (administration needs none); only
-    ``create`` makes a database in an embedded data directory that holds none."""
-    from engram.service import Engram
-
-    async with await Engram.open(settings, embedding=False, create=create) as engram:
-        return await action(engram)
-
-
 @keys_app.command("list")
 def keys_list(tenant: Tenant, data_dir: DataDir = None) -> None:
     """List a tenant's keys (never the secrets)."""
-    rows = run(_admin(settings_for(data_dir), lambda m: m.list_keys(tenant=tenant)))
+    rows = run(admin_call(settings_for(data_dir), lambda m: m.list_keys(tenant=tenant)))
     for r in rows:
         state = "revoked" if r.revoked_at else "active"
         bound = " ".join(f"{k}={v}" for k, v in (("user", r.user_id), ("agent", r.agent_id)) if v)
@@ -240,7 +177,7 @@ def keys_revoke(
     tenant: Tenant, key_id: Annotated[str, typer.Argument(help="The key's id.")], data_dir: DataDir = None
 ) -> None:
     """Revoke a key (takes effect within 10 seconds on running servers)."""
-    run(_admin(settings_for(data_dir), lambda m: m.revoke_key(key_id, tenant=tenant)))
+    run(admin_call(settings_for(data_dir), lambda m: m.revoke_key(key_id, tenant=tenant)))
     out.print(f"revoked {key_id}")
 
 
@@ -362,6 +299,33 @@ def eval_longmemeval(
     dataset = longmemeval.load(data or default_data("longmemeval/longmemeval_s_cleaned_subset60.json"))
     _run_eval(lambda m, p: longmemeval.evaluate(m, dataset, p, limit=limit), preset, as_json, data_dir,
               columns=("recall_all@5", "recall_all@10", "recall_any@5", "ndcg_any@5"))  # fmt: skip
+
+
+@eval_app.command("policy")
+def eval_policy(
+    corpora: Annotated[
+        Path | None, typer.Option(help="Directory of attacks.txt, attacks_holdout.txt, benign.txt.")
+    ] = None,
+    locomo: Annotated[Path | None, typer.Option(help="Path to locomo10.json (benign turns).")] = None,
+    longmemeval: Annotated[
+        Path | None, typer.Option(help="Path to longmemeval_s_validation110.json (benign user turns).")
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Admission's detection recall (injection, secrets) on built corpora, and its false-positive rates on
+    text written by people: every LoCoMo turn and every LongMemEval validation user turn."""
+    from engram.evaluation import policy
+    from engram.evaluation.runner import default_data
+
+    result = policy.evaluate(
+        corpora or policy.CORPORA,
+        locomo or default_data("locomo/locomo10.json"),
+        longmemeval or default_data("longmemeval/longmemeval_s_validation110.json"),
+    )
+    if as_json:
+        print(json.dumps(result))
+        return
+    _print_bench("admission policy", {k: v for k, v in result.items() if not isinstance(v, list | dict)}, False)
 
 
 def _run_eval(

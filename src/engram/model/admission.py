@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 
 from engram.model.decision import Admission
-from engram.model.memory import MemoryInput, SourceType
+from engram.model.memory import Kind, MemoryInput, SourceType
 from engram.model.rules import Input
 
 
@@ -32,7 +32,7 @@ class AdmissionPolicy(Input):
     profile: Literal["default", "transcript"] = Field(
         default="default",
         description="A named set of defaults: `transcript` for raw conversation turns (filler, low confidence "
-        "and high-impact categories admitted; secrets redacted, injection quarantined)",
+        "and high-impact categories admitted, repeats kept; secrets redacted, injection quarantined)",
     )
     secrets: Literal["redact", "reject"] = Field(
         default="redact", description="A secret in content, summary, tags, metadata or source.ref is replaced "
@@ -63,6 +63,14 @@ class AdmissionPolicy(Input):
     trusted_sources: list[SourceType] = Field(
         default=["system_event"], description="Sources whose high-impact memories are admitted without approval"
     )
+    deduplicate: list[Kind] = Field(
+        default=["working", "episodic", "semantic", "procedural"],
+        description="Kinds whose repeats (same content, or a near duplicate) in the same scope, kind and "
+        "visibility are merged into the stored memory instead of stored again",
+    )
+    near_duplicate_similarity: Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)] = Field(
+        default=0.95, description="Cosine similarity from which a memory is a near duplicate (1: exact only)"
+    )
 
 
 class AdmissionPolicyPatch(Input):
@@ -82,11 +90,15 @@ class AdmissionPolicyPatch(Input):
         list[Literal["payment_instructions", "bank_details", "medical_details", "permission_change"]] | None
     ) = None
     trusted_sources: list[SourceType] | None = None
+    deduplicate: list[Kind] | None = None
+    near_duplicate_similarity: Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)] | None = None
 
 
 PROFILES: dict[str, AdmissionPolicy] = {
     "default": AdmissionPolicy(),
-    "transcript": AdmissionPolicy(profile="transcript", filler="admit", min_semantic_confidence=0.0, approval="off"),
+    "transcript": AdmissionPolicy(
+        profile="transcript", filler="admit", min_semantic_confidence=0.0, approval="off", deduplicate=[]
+    ),
 }
 
 

@@ -57,6 +57,16 @@ class Source(Input):
     ref: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
 
 
+class MergedSource(BaseModel):
+    """A repeat of a memory, merged into it by deduplication instead of stored again."""
+
+    type: SourceType
+    ref: str | None = None
+    external_id: str | None = None
+    merged_at: datetime
+    similarity: float = Field(description="Cosine similarity to the memory (1.0 for the same content)")
+
+
 class Policy(Input):
     """Per-memory handling rules."""
 
@@ -267,6 +277,9 @@ class Memory(BaseModel):
     admission: Admission = Field(
         default_factory=Admission, description="The admission decision that let it in, with its reasons"
     )
+    sources: list[MergedSource] = Field(
+        default_factory=list, description="Where the repeats merged into it came from (the first 100)"
+    )
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Memory:
@@ -299,6 +312,7 @@ _ROW_COLUMNS = (
 _SNAPSHOT_DEFAULTS: dict[str, Any] = {
     "source_type": "user_message", "contains_pii": False, "allow_in_prompt": True, "require_citation": False,
     "require_freshness_check": False, "tags": [], "metadata": {}, "use_count": 0, "revision": 1, "admission": {},
+    "sources": [],
 }  # fmt: skip
 
 
@@ -314,6 +328,7 @@ class WriteResult(BaseModel):
     embedded: bool = False
     memory: Memory | None = None
     admission: Admission = Field(default_factory=Admission)
+    merged_into: uuid.UUID | None = Field(default=None, description="The stored memory this one was merged into")
 
 
 class HistoryEntry(BaseModel):

@@ -30,6 +30,10 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("override", rf"\b(?:ignore|disregard)\s+all\s+{_RULES_OF}\b"),
         (
             "override",
+            rf"\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:the\s+|your\s+|these\s+)?{_RULES_OF}\s+(?:above|before|earlier|previously|you\s+were\s+given)\b",
+        ),
+        (
+            "override",
             r"\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:you\s+(?:were|have\s+been)\s+told|above|before|previously)",
         ),
         ("override", rf"\bdo\s+not\s+(?:follow|obey|apply)\s+(?:your|the|any)\s+(?:\w+\s+)?{_RULES_OF}"),
@@ -50,12 +54,26 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "role_play",
-            r"\b(?:developer|god|dan|jailbreak|sudo)\s+mode\s+(?:enabled|activated|on)\b|\benable\s+(?:developer|dan|jailbreak)\s+mode\b",
+            r"\b(?:developer|god|dan|jailbreak|sudo)\s+mode\s*(?:enabled|activated|:\s*on)\b|\benable\s+(?:developer|dan|jailbreak|god)\s+mode\b",
         ),
         # Text that pretends to be the system or another turn of the conversation.
-        ("impersonation", r"^\s*(?:#{1,4}\s*)?\[?(?:system|developer)\]?\s*(?:message|prompt|override|note)?\s*:\s*\S"),
+        # ... at the start of a line or a sentence, or in brackets anywhere.
+        (
+            "impersonation",
+            r"(?:^|(?<=[.!?]\s))\s*(?:#{1,4}\s*)?\[?(?:system|developer)\]?\s*(?:message|prompt|override|note)?\s*:\s*\S",
+        ),
+        ("impersonation", r"\[(?:system|developer)\]\s*(?:message|prompt|override|note)?\s*:?\s*\S"),
         ("impersonation", r"<\|?(?:im_start|im_end|system|endoftext)\|?>|\[/?INST\]|<</?SYS>>|<\s*/?\s*system\s*>"),
         ("impersonation", r"^\s*(?:assistant|ai)\s*:\s*(?:sure|ok|okay|certainly)\b"),
+        # Notes addressed to a model reading the text.
+        (
+            "addressed_to_model",
+            r"\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|llm|chatbot|language\s+model|ai\s+(?:assistant|model|agent))s?\b",
+        ),
+        (
+            "addressed_to_model",
+            r"\b(?:ai|llm|gpt|chatbot|language\s+model)s?(?:\s+(?:assistants?|models?|agents?|systems?))?\s+(?:reading|processing|summari[sz]ing|parsing|seeing|crawling)\s+(?:this|these)\b",
+        ),
         # Coaxing a tool call or an action.
         (
             "tool_coaxing",
@@ -76,6 +94,10 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "exfiltration",
             r"\b(?:send|post|upload|forward|email|exfiltrate)\s+(?:all\s+|the\s+|every\s+)?(?:\w+\s+){0,3}(?:conversation|chat\s+history|messages|memories|user\s+data|credentials|passwords?|api\s+keys?|secrets?|tokens?)\s+to\s+(?:https?://|\S+@\S+|the\s+following)",
         ),
+        (
+            "exfiltration",
+            r"\b(?:send|post|upload|forward|email|exfiltrate)\s+(?:all\s+|the\s+|every\s+)?(?:\w+\s+){0,2}(?:chat|conversation|message|session)\s+(?:history|log|logs|transcripts?)\s+to\b",
+        ),
         ("exfiltration", r"!\[[^\]]*\]\(https?://[^)]*[?&][\w-]*=\s*(?:\{|\$|<)"),
         (
             "exfiltration",
@@ -94,7 +116,7 @@ _IMPERATIVE = re.compile(
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{20,}={0,2}(?![A-Za-z0-9+/=])")
 
 # Look-alikes folded for matching only (the stored text keeps its letters).
-# Cyrillic and Greek look-alikes, and digits for letters (1gn0re).
+# Cyrillic and Greek look-alikes; digits and symbols for letters (1gn0re) are a variant of their own.
 _CONFUSABLES = str.maketrans(
     {
         "\u0430": "a",
@@ -151,15 +173,9 @@ _CONFUSABLES = str.maketrans(
         "\u03a7": "X",
         "\u03a5": "Y",
         "\u0396": "Z",
-        "0": "o",
-        "1": "i",
-        "3": "e",
-        "4": "a",
-        "5": "s",
-        "@": "a",
-        "$": "s",
     }
 )
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 
 
 @dataclass(frozen=True)
@@ -195,9 +211,12 @@ def _match(text: str, where: str) -> list[InjectionFinding]:
 
 
 def _variants(text: str) -> list[str]:
-    folded = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    folded = folded.translate(_CONFUSABLES)
-    return [text] if folded == text else [text, folded]
+    """The text, its letters folded to ASCII, and that with digits and symbols read as letters too (kept
+    apart: "$5,000" must stay a number for the rules that want one)."""
+    letters = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    letters = letters.translate(_CONFUSABLES)
+    leet = letters.translate(_LEET)
+    return list(dict.fromkeys([text, letters, leet]))
 
 
 def _decoded(text: str) -> list[str]:

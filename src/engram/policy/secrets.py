@@ -48,10 +48,10 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 # "my password is hunter2", "api_key: 3f9a...", "PIN 4821": a word naming a credential, then its value.
 _SAID = re.compile(
-    r"(?i)\b(?P<what>pass(?:word|wd|phrase|code)?|pwd|pin|secret(?:[ _-]?key)?|api[ _-]?key|access[ _-]?key"
-    r"|auth[ _-]?token|access[ _-]?token|client[ _-]?secret|private[ _-]?key|token)"
+    r"(?i)(?<![A-Za-z])(?P<what>pass(?:word|wd|phrase|code)?|pwd|pin|secret(?:[ _-]?key)?|api[ _-]?key|access[ _-]?key"
+    r"|auth[ _-]?token|access[ _-]?token|client[ _-]?secret|private[ _-]?key|token)\b"
     r"(?:\s+(?:for|to|of|on)\s+[\w.@-]+)?"
-    r"\s*(?:is|was|=|:|->|will be|is now|now is|set to)\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
+    r"(?:\s+(?:is|was|will\s+be|is\s+now|now\s+is|set\s+to)\s+|\s*(?:=|:|->)\s*)[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
 )
 _WORD = re.compile(r"^[A-Za-z]+[.!?]?$")
 
@@ -114,12 +114,14 @@ def _said_findings(text: str) -> Iterator[SecretFinding]:
         # a value with a digit, a symbol or mixed case is one.
         if _WORD.match(value) and (value.islower() or value.istitle() or value.isupper()):
             continue
-        if value.lower() in _NOT_VALUES:
+        if value.lower() in _NOT_VALUES or _NOT_A_SECRET.match(value):
             continue
         yield SecretFinding("password" if m.group("what").lower().startswith("pass") else "credential",
                             m.start("value"), m.start("value") + len(value))  # fmt: skip
 
 
+# A price, a slug of words, code: what follows "token:" or "password is" in prose that holds no secret.
+_NOT_A_SECRET = re.compile(r"^[$€£¥]\d|^[a-z]+(?:-[a-z]+)+$|.*[(){}\\]")
 _NOT_VALUES = {"required", "optional", "n/a", "none", "null", "empty", "unknown", "redacted", "[redacted]"}
 
 

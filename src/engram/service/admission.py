@@ -27,12 +27,11 @@ async def policy_of(engram: Core, tenant_id: str) -> AdmissionPolicy:
     return found
 
 
-async def admit_items(
-    engram: Core, tenant_id: str, items: Sequence[tuple[int, MemoryInput]]
+def admit_items(
+    policy: AdmissionPolicy, items: Sequence[tuple[int, MemoryInput]]
 ) -> tuple[list[Admitted], dict[int, EngramError]]:
     """Each item through the tenant's policy: the admitted ones (maybe redacted, held or quarantined), and a
     PolicyRejection for each refused one, by index."""
-    policy = await policy_of(engram, tenant_id)
     admitted: list[Admitted] = []
     refused: dict[int, EngramError] = {}
     for index, item in items:

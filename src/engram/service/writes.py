@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from engram.errors import EngramError, ProviderError, StoreUnavailable, Throttled, ValidationError
 from engram.model import MemoryInput, WriteResult
 from engram.model.access import Action, Principal
-from engram.model.admission import Admitted
+from engram.model.admission import AdmissionPolicy, Admitted
 from engram.model.decision import Admission
 from engram.model.validation import parse
 from engram.providers.base import Vector
-from engram.service.admission import admit_items
+from engram.service import dedup
+from engram.service.admission import admit_items, policy_of
 from engram.store import embeddings as emb
 from engram.store import memories as q
 from engram.store.database import Conn
@@ -31,10 +32,12 @@ MAX_BATCH = 1000
 
 
 async def remember_many(
-    engram: Core, who: Principal, items: Sequence[MemoryLike], embed: EmbedMode, *, batch: bool
-) -> list[WriteResult | EngramError]:
+    engram: Core, who: Principal, items: Sequence[MemoryLike], embed: EmbedMode, *, batch: bool,
+    admission: bool = True,
+) -> list[WriteResult | EngramError]:  # fmt: skip
     """Each item succeeds or fails on its own. In a batch (``batch``) an item's error names its field as
-    ``items[i].field``, whichever layer found it."""
+    ``items[i].field``, whichever layer found it. ``admission`` False skips the tenant's policy: only
+    ``engram bench write`` does, to measure what admission costs."""
     who.require(Action.WRITE)
     if len(items) > MAX_BATCH:
         raise ValidationError(f"a batch holds at most {MAX_BATCH} items, got {len(items)}", field="items")
@@ -48,23 +51,26 @@ async def remember_many(
         except EngramError as exc:
             results[index] = exc
     admitted: list[Admitted] = []
-    if parsed:
-        admitted, refused = await admit_items(engram, who.tenant_id, parsed)
+    policy = await policy_of(engram, who.tenant_id) if admission else None
+    if parsed and policy is not None:
+        admitted, refused = admit_items(policy, parsed)
         for index, error in refused.items():
             results[index] = in_item(error, index) if batch else error
+    elif parsed:
+        admitted = [Admitted(index, item, Admission()) for index, item in parsed]
     if admitted:
         tenant_id = who.tenant_id
         vectors, defer_reason = await vectors_for(engram, tenant_id, [a.item for a in admitted], embed)
         if len(admitted) == 1:
-            outcomes = [await write_one(engram, who, admitted[0], vectors, defer_reason)]
+            outcomes = [await write_one(engram, who, admitted[0], vectors, defer_reason, policy)]
         else:
             try:
-                outcomes = await write(engram, who, admitted, vectors, defer_reason)
+                outcomes = await write(engram, who, admitted, vectors, defer_reason, policy)
             except (StoreUnavailable, Throttled):
                 raise
             except EngramError:
                 # One bad item must not sink the batch: redo item by item, each in its own transaction.
-                outcomes = [await write_one(engram, who, a, vectors, defer_reason) for a in admitted]
+                outcomes = [await write_one(engram, who, a, vectors, defer_reason, policy) for a in admitted]
         by_index = {a.index: a for a in admitted}
         for out in outcomes:
             result = result_of(out, vectors, by_index[out.index].admission)
@@ -98,10 +104,11 @@ def in_item(result: WriteResult | EngramError, index: int) -> WriteResult | Engr
 
 
 async def write_one(
-    engram: Core, who: Principal, one: Admitted, vectors: Mapping[str, Vector], reason: str
-) -> q.Outcome:
+    engram: Core, who: Principal, one: Admitted, vectors: Mapping[str, Vector], reason: str,
+    policy: AdmissionPolicy | None,
+) -> q.Outcome:  # fmt: skip
     try:
-        return (await write(engram, who, [one], vectors, reason))[0]
+        return (await write(engram, who, [one], vectors, reason, policy))[0]
     except (StoreUnavailable, Throttled):
         raise
     except EngramError as exc:
@@ -111,6 +118,13 @@ async def write_one(
 def result_of(out: q.Outcome, vectors: Mapping[str, Vector], admission: Admission) -> WriteResult | EngramError:
     if out.error is not None:
         return out.error if isinstance(out.error, EngramError) else EngramError(str(out.error))
+    if out.merged and out.memory is not None:  # a repeat: merged into the stored memory
+        m = out.memory
+        merged = dedup.merged_admission(admission, out)
+        return WriteResult(
+            id=m.id, revision=m.revision, status=m.status, replayed=False, reasons=[*out.reasons, *admission.codes],
+            memory=m, embedded=out.embedded, admission=merged, merged_into=m.id,
+        )  # fmt: skip
     if out.memory is not None:  # replay: the stored row answers
         m = out.memory
         return WriteResult(
@@ -164,17 +178,29 @@ async def write(
     items: Sequence[Admitted],
     vectors: Mapping[str, Vector],
     defer_reason: str,
+    policy: AdmissionPolicy | None,
 ) -> list[q.Outcome]:
     tenant_id = who.tenant_id
     journal = q.Journal()
     gateway = engram.gateway
     async with engram.db.tenant(tenant_id) as conn:
         fts = await q.tenant_fts_config(conn, tenant_id)
-        plain = [a for a in items if a.item.fact_key is None]
-        facts = [a for a in items if a.item.fact_key is not None]
+        model = gateway.model_id if gateway is not None else None
+        folded = (
+            await dedup.fold(conn, tenant_id, policy, model, items, vectors, journal)
+            if policy is not None
+            else dedup.Folded(list(items), [], {})
+        )
+        plain = [a for a in folded.to_insert if a.item.fact_key is None]
+        facts = [a for a in folded.to_insert if a.item.fact_key is not None]
         outcomes = await q.insert_plain(conn, tenant_id, plain, fts, journal) if plain else []
         for fact in facts:
             outcomes.append(await q.insert_fact(conn, tenant_id, fact, fts, journal))
+        stored = {o.index: o.id for o in outcomes if o.error is None}
+        for later, (earlier, similarity) in folded.into_batch.items():  # repeats of an item of this batch
+            later_item = next(a for a in items if a.index == later)
+            outcomes.append(await dedup.merge_into(conn, tenant_id, later_item, stored[earlier], similarity, journal))
+        outcomes += folded.outcomes
         by_index = {a.index: a.item for a in items}
         for out in outcomes:
             out.content_hash = by_index[out.index].content_hash

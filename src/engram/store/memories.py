@@ -27,7 +27,7 @@ MEMORY_COLUMNS: LiteralString = """
     content, summary, content_hash, fact_key, source_type, source_ref, confidence, importance, status,
     revision, valid_from, valid_until, recorded_at, updated_at, expires_at, superseded_by, contains_pii,
     allow_in_prompt, require_citation, require_freshness_check, retention_reason, tags, metadata,
-    last_used_at, use_count, admission
+    last_used_at, use_count, admission, sources
 """
 
 # The snapshot kept in memory_revisions: the record minus derived columns.
@@ -220,6 +220,7 @@ class Outcome:
     error: Exception | None = None
     content_hash: str = ""
     embedded: bool = False  # a replayed memory has a vector of the current model
+    merged: bool = False  # ``memory`` is the stored memory this item was merged into
 
 
 @dataclass

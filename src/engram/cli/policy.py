@@ -1,0 +1,56 @@
+"""`engram policy`: a tenant's admission policy (docs/admission.md), shown and changed in process."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for
+
+policy_app = typer.Typer(help="Show or change a tenant's admission policy.", no_args_is_help=True)
+
+_LISTS = {"approval_categories", "trusted_sources", "deduplicate"}
+
+
+@policy_app.command("show")
+def policy_show(tenant: Tenant, data_dir: DataDir = None) -> None:
+    """Print the tenant's admission policy as JSON (the defaults when it was never changed)."""
+    policy = run(admin_call(settings_for(data_dir), lambda m: m.admission_policy(tenant=tenant)))
+    print(json.dumps(policy.model_dump(mode="json"), indent=2))
+
+
+@policy_app.command("set")
+def policy_set(
+    tenant: Tenant,
+    changes: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="CHANGES...",
+            help="FIELD=VALUE pairs: secrets=reject, min_semantic_confidence=0.8, profile=transcript, "
+            "approval_categories=medical_details,bank_details (lists comma-separated, empty for none).",
+        ),
+    ],
+    data_dir: DataDir = None,
+) -> None:
+    """Change fields of the tenant's admission policy; the others keep their value (a new profile resets
+    them to its defaults first). Prints the policy as it now is."""
+    patch: dict[str, Any] = {}
+    for pair in changes:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            err.print(f"[bold red]error[/]: expected FIELD=VALUE, got {pair!r}", highlight=False)
+            raise typer.Exit(2)
+        patch[name.strip()] = _value(name.strip(), value.strip())
+    policy = run(admin_call(settings_for(data_dir), lambda m: m.update_admission_policy(patch, tenant=tenant)))
+    out.print_json(json.dumps(policy.model_dump(mode="json")))
+
+
+def _value(name: str, text: str) -> Any:
+    if name in _LISTS:
+        return [v.strip() for v in text.split(",") if v.strip()]
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
