@@ -46,6 +46,7 @@ async def _measure(engram: Engram, *, n: int, batch_size: int, single: int) -> d
     # Warm up the model, the pool and the plans outside the timed phases.
     await gateway.embed(memory_texts(64, seed=1, tag="warm"))
     await _batched(engram, "bench-warmup", memory_texts(200, seed=2, tag="warm"), batch_size, "sync")
+    await engram.analyze()  # planner statistics, as autovacuum keeps them on a server that has run a while
 
     # Interleaved, chunk by chunk on the same texts, so drift in machine speed hits both sides alike.
     embedder_s = batched_s = deferred_s = 0.0

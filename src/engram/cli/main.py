@@ -310,6 +310,9 @@ def eval_policy(
     longmemeval: Annotated[
         Path | None, typer.Option(help="Path to longmemeval_s_validation110.json (benign user turns).")
     ] = None,
+    classifier: Annotated[
+        bool, typer.Option(help="Add the injection classifier (loads MiniLM; about 4 minutes on 2 cores).")
+    ] = True,
     as_json: AsJson = False,
 ) -> None:
     """Admission's detection recall (injection, secrets) on built corpora, and its false-positive rates on
@@ -317,10 +320,18 @@ def eval_policy(
     from engram.evaluation import policy
     from engram.evaluation.runner import default_data
 
+    encode = None
+    if classifier:
+        from engram.providers.local import LocalMiniLM
+
+        model = LocalMiniLM()
+        model.load()
+        encode = model.encode_sync
     result = policy.evaluate(
         corpora or policy.CORPORA,
         locomo or default_data("locomo/locomo10.json"),
         longmemeval or default_data("longmemeval/longmemeval_s_validation110.json"),
+        encode,
     )
     if as_json:
         print(json.dumps(result))

@@ -23,6 +23,7 @@ from typing import Any
 from engram.model import MemoryInput
 from engram.model.admission import PROFILES
 from engram.policy import admit
+from engram.policy.classifier import classifier
 
 CORPORA = Path(__file__).resolve().parents[3] / "tests" / "corpora"
 _BENIGN_CONTEXT = [
@@ -33,7 +34,7 @@ _BENIGN_CONTEXT = [
 ]
 
 
-def _lines(path: Path) -> list[str]:
+def lines(path: Path) -> list[str]:
     return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
@@ -64,7 +65,7 @@ def injection_samples(path: Path) -> list[tuple[str, str]]:
     """(disguise, text): every attack of the file plainly, and in three disguises."""
     names = list(DISGUISES)
     out: list[tuple[str, str]] = []
-    for i, attack in enumerate(_lines(path)):
+    for i, attack in enumerate(lines(path)):
         ctx = _BENIGN_CONTEXT[i % len(_BENIGN_CONTEXT)]
         out.append(("plain", attack))
         for step in (0, 3, 5):
@@ -144,31 +145,48 @@ def benign_turns(locomo: Path, longmemeval: Path) -> Iterator[str]:
                     yield t["content"][:12000]
 
 
-def _checks(text: str, source: str = "user_message") -> set[str]:
-    """The checks that spoke up about a text (the default policy)."""
-    item = MemoryInput.model_validate({"content": text, "source": {"type": source}})
-    _, admission = admit(item, PROFILES["default"])
-    return {r.check for r in admission.reasons if r.check in ("injection", "secrets")}
+Encode = Callable[[list[str]], Any]  # texts -> vectors of the classifier's model
 
 
-def evaluate(corpora: Path, locomo: Path, longmemeval: Path) -> dict[str, Any]:
+def _screen(texts: list[str], source: str, encode: Encode | None) -> list[set[str]]:
+    """For each text, the checks that spoke up (the default policy): the rules, and the injection
+    classifier over the vector of what the rules admitted, as the write path does."""
+    policy = PROFILES["default"]
+    results: list[set[str]] = []
+    active: list[tuple[int, str]] = []
+    for i, text in enumerate(texts):
+        item, admission = admit(MemoryInput.model_validate({"content": text, "source": {"type": source}}), policy)
+        checks = {r.check for r in admission.reasons if r.check in ("injection", "secrets")}
+        results.append(checks)
+        if admission.status == "active":
+            active.append((i, item.content))
+    model = classifier()
+    if encode is not None and model is not None:
+        for at in range(0, len(active), 256):
+            part = active[at : at + 256]
+            for (i, _), vector in zip(part, encode([c for _, c in part]), strict=True):
+                if model.flags(vector):
+                    results[i].add("injection")
+    return results
+
+
+def evaluate(corpora: Path, locomo: Path, longmemeval: Path, encode: Encode | None = None) -> dict[str, Any]:
+    """The figures; ``encode`` (MiniLM's) adds the injection classifier, as writes with that model have it."""
     started = time.perf_counter()
     tuned = injection_samples(corpora / "attacks.txt")
     held_out = injection_samples(corpora / "attacks_holdout.txt")
     injections = tuned + held_out
+    found = _screen([text for _, text in injections], "document", encode)
     caught: Counter[str] = Counter()
     total: Counter[str] = Counter()
     missed: list[str] = []
-    caught_held_out = 0
-    for n, (disguise, text) in enumerate(injections):
+    for (disguise, text), checks in zip(injections, found, strict=True):
         total[disguise] += 1
-        item = MemoryInput.model_validate({"content": text, "source": {"type": "document"}})
-        _, admission = admit(item, PROFILES["default"])
-        if admission.decision == "quarantine":
+        if "injection" in checks:
             caught[disguise] += 1
-            caught_held_out += n >= len(tuned)
         else:
             missed.append(text[:100])
+    caught_held_out = sum("injection" in checks for checks in found[len(tuned) :])
     secrets = secret_samples()
     secrets_caught = 0
     secret_misses: list[str] = []
@@ -178,19 +196,20 @@ def evaluate(corpora: Path, locomo: Path, longmemeval: Path) -> dict[str, Any]:
             secrets_caught += 1
         else:
             secret_misses.append(name)
-    look_alikes = _lines(corpora / "benign.txt")
-    look_alike_flags = [t for t in look_alikes if _checks(t)]
-    turns = 0
-    flagged: Counter[str] = Counter()
-    for text in benign_turns(locomo, longmemeval):
-        turns += 1
-        for check in _checks(text):
-            flagged[check] += 1
+    look_alikes = lines(corpora / "benign.txt")
+    look_alike_flags = [
+        t for t, checks in zip(look_alikes, _screen(look_alikes, "user_message", encode), strict=True) if checks
+    ]
+    benign = list(benign_turns(locomo, longmemeval))
+    flagged: Counter[str] = Counter(check for checks in _screen(benign, "user_message", encode) for check in checks)
+    turns = len(benign)
     return {
         "benchmark": "policy",
+        "classifier": encode is not None and classifier() is not None,
         "injection_samples": len(injections),
         "injection_recall": round(sum(caught.values()) / len(injections), 4),
-        # The rules were shaped on attacks.txt; attacks_holdout.txt never changed them.
+        # The rules were shaped on attacks.txt, and the classifier trained on it; attacks_holdout.txt
+        # changed neither.
         "injection_recall_held_out": round(caught_held_out / len(held_out), 4),
         "injection_recall_tuned": round((sum(caught.values()) - caught_held_out) / len(tuned), 4),
         "injection_recall_by_disguise": {k: round(caught[k] / total[k], 4) for k in sorted(total)},

@@ -63,6 +63,11 @@ class AdmissionPolicy(Input):
     trusted_sources: list[SourceType] = Field(
         default=["system_event"], description="Sources whose high-impact memories are admitted without approval"
     )
+    injection_classifier: bool = Field(
+        default=True,
+        description="Also screen each write's vector with the injection classifier (when the vector comes from "
+        "the model it was trained on)",
+    )
     deduplicate: list[Kind] = Field(
         default=["working", "episodic", "semantic", "procedural"],
         description="Kinds whose repeats (same content, or a near duplicate) in the same scope, kind and "
@@ -90,6 +95,7 @@ class AdmissionPolicyPatch(Input):
         list[Literal["payment_instructions", "bank_details", "medical_details", "permission_change"]] | None
     ) = None
     trusted_sources: list[SourceType] | None = None
+    injection_classifier: bool | None = None
     deduplicate: list[Kind] | None = None
     near_duplicate_similarity: Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)] | None = None
 

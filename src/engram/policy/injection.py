@@ -175,6 +175,7 @@ _CONFUSABLES = str.maketrans(
         "\u0396": "Z",
     }
 )
+_MIXED = re.compile(r"[A-Za-z][0-9@$]|[0-9@$][A-Za-z]")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 
 
@@ -213,10 +214,14 @@ def _match(text: str, where: str) -> list[InjectionFinding]:
 def _variants(text: str) -> list[str]:
     """The text, its letters folded to ASCII, and that with digits and symbols read as letters too (kept
     apart: "$5,000" must stay a number for the rules that want one)."""
-    letters = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    letters = letters.translate(_CONFUSABLES)
-    leet = letters.translate(_LEET)
-    return list(dict.fromkeys([text, letters, leet]))
+    letters = text
+    if not text.isascii():
+        letters = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+        letters = letters.translate(_CONFUSABLES)
+    variants = [text, letters]
+    if _MIXED.search(letters):  # a word with digits or symbols among its letters
+        variants.append(letters.translate(_LEET))
+    return list(dict.fromkeys(variants))
 
 
 def _decoded(text: str) -> list[str]:

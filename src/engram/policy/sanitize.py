@@ -72,6 +72,8 @@ def strip_invisible(text: str) -> str:
 
 
 def _strip_format_characters(text: str) -> tuple[str, str, bool]:
+    if text.isascii():  # every format character lies outside ASCII
+        return text, "", False
     kept: list[str] = []
     smuggled: list[str] = []
     removed = False

@@ -125,10 +125,18 @@ _NOT_A_SECRET = re.compile(r"^[$€£¥]\d|^[a-z]+(?:-[a-z]+)+$|.*[(){}\\]")
 _NOT_VALUES = {"required", "optional", "n/a", "none", "null", "empty", "unknown", "redacted", "[redacted]"}
 
 
+# What a line must hold for detect-secrets' plugins to find anything: a long token with a digit or a symbol
+# in it, or a word that names a credential. Lines of prose skip the plugins.
+_CANDIDATE = re.compile(
+    r"[A-Za-z0-9_+/=.-]*[0-9+/=_-][A-Za-z0-9_+/=.-]*[A-Za-z][A-Za-z0-9_+/=.-]{8,}|[A-Za-z][A-Za-z0-9_+/=.-]*[0-9][A-Za-z0-9_+/=.-]{8,}"
+    r"|(?i:pass|pwd|secret|key|token|auth|cred|bearer|api)"
+)
+
+
 def _plugin_findings(text: str) -> Iterator[SecretFinding]:
     offset = 0
     for line in text.split("\n"):
-        if line.strip():
+        if line.strip() and _CANDIDATE.search(line):
             for plugin in _plugins():
                 for secret in plugin.analyze_line(filename="memory", line=line, line_number=1):
                     value = secret.secret_value

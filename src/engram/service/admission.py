@@ -9,10 +9,12 @@ from typing import Any
 from engram.errors import EngramError, PolicyRejection
 from engram.model.access import Action, Principal
 from engram.model.admission import PROFILES, AdmissionPolicy, AdmissionPolicyPatch, Admitted, apply_patch
-from engram.model.decision import Admission
+from engram.model.decision import Admission, Decision, Reason
 from engram.model.memory import Memory, MemoryInput
 from engram.model.validation import parse
 from engram.policy import admit
+from engram.policy.classifier import classifier
+from engram.providers.base import Vector
 from engram.service.core import Core
 from engram.store import tenants
 
@@ -41,6 +43,34 @@ def admit_items(
         else:
             admitted.append(Admitted(index, clean, admission))
     return admitted, refused
+
+
+def screen_vectors(
+    policy: AdmissionPolicy, items: Sequence[Admitted], vectors: Mapping[str, Vector], model_id: str | None
+) -> tuple[list[Admitted], dict[int, EngramError]]:
+    """The injection classifier over each admitted item's vector (``policy.classifier``), when the vector
+    comes from the model it was trained on: a flagged item is quarantined or refused like a rule's find."""
+    found = classifier()
+    if not policy.injection_classifier or found is None or model_id != found.model_id:
+        return list(items), {}
+    kept: list[Admitted] = []
+    refused: dict[int, EngramError] = {}
+    for a in items:
+        vector = vectors.get(a.item.content_hash)
+        if a.admission.status != "active" or vector is None or not found.flags(vector):
+            kept.append(a)
+            continue
+        decision: Decision = "quarantine" if policy.injection == "quarantine" else "reject"
+        reason = Reason(
+            code="injection_classifier", check="injection", decision=decision, field="content",
+            detail=f"score {found.score(vector):.2f} > {found.threshold:.2f}",
+        )  # fmt: skip
+        admission = Admission(decision=decision, reasons=[*a.admission.reasons, reason])
+        if decision == "reject":
+            refused[a.index] = rejection(admission)
+        else:
+            kept.append(Admitted(a.index, a.item, admission))
+    return kept, refused
 
 
 # What admission reads of a memory: the fields a write sets, less the times (an old memory's validity window

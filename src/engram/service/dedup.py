@@ -103,6 +103,7 @@ async def fold(
     items: Sequence[Admitted],
     vectors: Mapping[str, Vector],
     journal: q.Journal,
+    actor: str,
 ) -> Folded:
     eligible = [
         a for a in items
@@ -136,13 +137,13 @@ async def fold(
         if memory is not None and _same_write(memory, a):
             outcomes.append(q.Outcome(index, memory.id, False, ["idempotent_replay"], memory=memory))
         else:
-            outcomes.append(await merge_into(conn, tenant_id, a, target, similarity, journal))
+            outcomes.append(await merge_into(conn, tenant_id, a, target, similarity, journal, actor))
         merged.add(index)
     # A repeat of an item that itself merged into a stored memory goes to that memory too.
     for later, (earlier, similarity) in list(into_batch.items()):
         if earlier in merged:
             target = next(o.id for o in outcomes if o.index == earlier)
-            outcomes.append(await merge_into(conn, tenant_id, by_index[later], target, similarity, journal))
+            outcomes.append(await merge_into(conn, tenant_id, by_index[later], target, similarity, journal, actor))
             merged.add(later)
             del into_batch[later]
     rest = [a for a in items if a.index not in merged and a.index not in into_batch]
@@ -160,13 +161,15 @@ def _same_write(memory: Memory, a: Admitted) -> bool:
 
 
 async def merge_into(
-    conn: Conn, tenant_id: str, a: Admitted, target: uuid.UUID, similarity: float, journal: q.Journal
+    conn: Conn, tenant_id: str, a: Admitted, target: uuid.UUID, similarity: float, journal: q.Journal, actor: str
 ) -> q.Outcome:
     item = a.item
     source = {
         "type": item.source.type, "ref": item.source.ref, "external_id": item.external_id,
         "merged_at": datetime.now(UTC).isoformat(), "similarity": round(similarity, 4),
     }  # fmt: skip
+    if journal.pending(target):  # created (or merged into) earlier in this transaction
+        await journal.flush(conn, tenant_id, actor)
     memory = await dedup.merge(
         conn, tenant_id, target, confidence=item.confidence, importance=item.importance, tags=item.tags, source=source,
     )  # fmt: skip

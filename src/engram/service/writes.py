@@ -16,7 +16,7 @@ from engram.model.decision import Admission
 from engram.model.validation import parse
 from engram.providers.base import Vector
 from engram.service import dedup
-from engram.service.admission import admit_items, policy_of
+from engram.service.admission import admit_items, policy_of, screen_vectors
 from engram.store import embeddings as emb
 from engram.store import memories as q
 from engram.store.database import Conn
@@ -61,16 +61,12 @@ async def remember_many(
     if admitted:
         tenant_id = who.tenant_id
         vectors, defer_reason = await vectors_for(engram, tenant_id, [a.item for a in admitted], embed)
-        if len(admitted) == 1:
-            outcomes = [await write_one(engram, who, admitted[0], vectors, defer_reason, policy)]
-        else:
-            try:
-                outcomes = await write(engram, who, admitted, vectors, defer_reason, policy)
-            except (StoreUnavailable, Throttled):
-                raise
-            except EngramError:
-                # One bad item must not sink the batch: redo item by item, each in its own transaction.
-                outcomes = [await write_one(engram, who, a, vectors, defer_reason, policy) for a in admitted]
+        if policy is not None:
+            model_id = engram.gateway.model_id if engram.gateway is not None else None
+            admitted, refused = screen_vectors(policy, admitted, vectors, model_id)
+            for index, error in refused.items():
+                results[index] = in_item(error, index) if batch else error
+        outcomes = await _store(engram, who, admitted, vectors, defer_reason, policy)
         by_index = {a.index: a for a in admitted}
         for out in outcomes:
             result = result_of(out, vectors, by_index[out.index].admission)
@@ -78,6 +74,28 @@ async def remember_many(
     missing = [i for i, r in enumerate(results) if r is None]
     assert not missing, f"items {missing} got no result"
     return [r for r in results if r is not None]
+
+
+async def _store(
+    engram: Core,
+    who: Principal,
+    admitted: list[Admitted],
+    vectors: Mapping[str, Vector],
+    defer_reason: str,
+    policy: AdmissionPolicy | None,
+) -> list[q.Outcome]:
+    """Write the admitted items in one transaction; when one fails in the database, each in its own, so that
+    one bad item does not sink the batch."""
+    if not admitted:
+        return []
+    if len(admitted) == 1:
+        return [await write_one(engram, who, admitted[0], vectors, defer_reason, policy)]
+    try:
+        return await write(engram, who, admitted, vectors, defer_reason, policy)
+    except (StoreUnavailable, Throttled):
+        raise
+    except EngramError:
+        return [await write_one(engram, who, a, vectors, defer_reason, policy) for a in admitted]
 
 
 def bind(who: Principal, item: MemoryInput, prefix: str = "") -> MemoryInput:
@@ -187,7 +205,7 @@ async def write(
         fts = await q.tenant_fts_config(conn, tenant_id)
         model = gateway.model_id if gateway is not None else None
         folded = (
-            await dedup.fold(conn, tenant_id, policy, model, items, vectors, journal)
+            await dedup.fold(conn, tenant_id, policy, model, items, vectors, journal, who.actor)
             if policy is not None
             else dedup.Folded(list(items), [], {})
         )
@@ -199,7 +217,9 @@ async def write(
         stored = {o.index: o.id for o in outcomes if o.error is None}
         for later, (earlier, similarity) in folded.into_batch.items():  # repeats of an item of this batch
             later_item = next(a for a in items if a.index == later)
-            outcomes.append(await dedup.merge_into(conn, tenant_id, later_item, stored[earlier], similarity, journal))
+            outcomes.append(
+                await dedup.merge_into(conn, tenant_id, later_item, stored[earlier], similarity, journal, who.actor)
+            )
         outcomes += folded.outcomes
         by_index = {a.index: a.item for a in items}
         for out in outcomes:

@@ -24,24 +24,24 @@ EXACT: LiteralString = (
     "SELECT " + MEMORY_COLUMNS + ", scope_key FROM memories"
     " WHERE tenant_id = %s AND content_hash = ANY(%s) AND status = 'active' AND fact_key IS NULL"
 )
-# Near duplicates are looked for among the most recent NEAR_WINDOW memories of the scope and kind
+# Near duplicates are looked for among the most recent NEAR_WINDOW memories of the scope, kind and visibility
 # (memories_dedup_scope): repeats come close together, and a write must not cost a scan of a large scope.
-NEAR_WINDOW = 1000
-NEAR: LiteralString = """
-SELECT x.ord, best.id, best.similarity, best.content
-  FROM unnest(%(ords)s::int[], %(scopes)s::text[], %(kinds)s::text[], %(visibilities)s::text[], %(vectors)s::text[])
-       AS x(ord, scope, kind, visibility, vt)
- CROSS JOIN LATERAL (SELECT x.vt::vector AS v) q
+# Each group's window is read once (in binary: no text parsing of vectors) and compared in numpy.
+NEAR_WINDOW = 200
+WINDOWS: LiteralString = """
+SELECT g.n, r.id, e.embedding
+  FROM unnest(%(scopes)s::text[], %(kinds)s::text[], %(visibilities)s::text[])
+       WITH ORDINALITY AS g(scope, kind, visibility, n)
  CROSS JOIN LATERAL (
-       SELECT r.id, r.content, 1 - (e.embedding <=> q.v) AS similarity
-         FROM (SELECT m.id, m.content FROM memories m
-                WHERE m.tenant_id = %(tenant_id)s AND m.scope_key = x.scope AND m.kind = x.kind
-                  AND m.visibility = x.visibility AND m.status = 'active' AND m.fact_key IS NULL
-                ORDER BY m.id DESC LIMIT %(window)s) r
-         JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = r.id AND e.model_id = %(model)s
-        ORDER BY e.embedding <=> q.v LIMIT 1) best
- WHERE best.similarity >= %(threshold)s
+       SELECT m.id FROM memories m
+        WHERE m.tenant_id = %(tenant_id)s AND m.scope_key = g.scope AND m.kind = g.kind
+          AND m.visibility = g.visibility AND m.status = 'active' AND m.fact_key IS NULL
+        ORDER BY m.id DESC LIMIT %(window)s) r
+ CROSS JOIN LATERAL (  -- by its primary key, whatever the planner believes of a freshly loaded table
+       SELECT e.embedding FROM memory_embeddings e
+        WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = r.id AND e.model_id = %(model)s LIMIT 1) e
 """
+CONTENTS: LiteralString = "SELECT id, content FROM memories WHERE tenant_id = %s AND id = ANY(%s)"
 MERGE: LiteralString = (
     "UPDATE memories SET confidence = GREATEST(confidence, %(confidence)s),"
     " importance = GREATEST(importance, %(importance)s),"
@@ -93,23 +93,39 @@ async def exact(conn: Conn, tenant_id: str, probes: Sequence[Probe]) -> dict[int
 async def near(
     conn: Conn, tenant_id: str, model: str, probes: Sequence[Probe], threshold: float
 ) -> dict[int, tuple[uuid.UUID, float, str]]:
-    """For each probe with a vector, the most similar stored memory at or above ``threshold`` (cosine):
-    its id, the similarity and its content."""
+    """For each probe with a vector, the most similar stored memory of its group at or above ``threshold``
+    (cosine): its id, the similarity and its content."""
     todo = [p for p in probes if p.vector is not None]
-    if not todo:
+    groups = sorted({(p.scope, p.kind, p.visibility) for p in todo})
+    if not groups:
         return {}
     params = {
-        "ords": [p.ord for p in todo], "scopes": [p.scope for p in todo], "kinds": [p.kind for p in todo],
-        "visibilities": [p.visibility for p in todo],
-        "vectors": [_text(p.vector) for p in todo if p.vector is not None],
-        "tenant_id": tenant_id, "model": model, "threshold": threshold, "window": NEAR_WINDOW,
+        "scopes": [g[0] for g in groups], "kinds": [g[1] for g in groups], "visibilities": [g[2] for g in groups],
+        "tenant_id": tenant_id, "model": model, "window": NEAR_WINDOW,
     }  # fmt: skip
-    rows = await (await conn.execute(NEAR, params)).fetchall()
-    return {r["ord"]: (r["id"], float(r["similarity"]), r["content"]) for r in rows}
-
-
-def _text(vector: np.ndarray[Any, np.dtype[np.float32]]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+    rows = await (await conn.execute(WINDOWS, params, binary=True)).fetchall()
+    windows: dict[tuple[str, str, str], tuple[list[uuid.UUID], list[Any]]] = {}
+    for r in rows:
+        ids, vectors = windows.setdefault(groups[r["n"] - 1], ([], []))
+        ids.append(r["id"])
+        vectors.append(r["embedding"].to_numpy())
+    best: dict[int, tuple[uuid.UUID, float]] = {}
+    for group, (ids, vectors) in windows.items():
+        members = [p for p in todo if (p.scope, p.kind, p.visibility) == group and p.vector is not None]
+        matrix = np.stack(vectors).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) + 1e-12
+        queries = np.stack([p.vector for p in members if p.vector is not None]).astype(np.float32)
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True) + 1e-12
+        sims = queries @ matrix.T
+        tops = sims.argmax(axis=1)
+        for p, top, row in zip(members, tops, sims, strict=True):
+            if row[top] >= threshold:
+                best[p.ord] = (ids[int(top)], float(row[top]))
+    if not best:
+        return {}
+    contents = await (await conn.execute(CONTENTS, [tenant_id, list({mid for mid, _ in best.values()})])).fetchall()
+    text = {r["id"]: r["content"] for r in contents}
+    return {o: (mid, sim, text[mid]) for o, (mid, sim) in best.items()}
 
 
 async def merge(

@@ -234,6 +234,11 @@ class Journal:
         self.revisions.append((memory_id, change))
         self.events.append((action, memory_id, details))
 
+    def pending(self, memory_id: uuid.UUID) -> bool:
+        """Whether a revision of this memory waits: it must be written before the memory changes again (a
+        revision's snapshot is taken when it is written)."""
+        return any(mid == memory_id for mid, _ in self.revisions)
+
     async def flush(self, conn: Conn, tenant_id: str, actor: str) -> None:
         for part in chunks(self.revisions, lambda _: 0):  # CHUNK_ITEMS at a time
             ids, changes = zip(*part, strict=True)
