@@ -32,7 +32,8 @@ class AdmissionPolicy(Input):
     profile: Literal["default", "transcript"] = Field(
         default="default",
         description="A named set of defaults: `transcript` for raw conversation turns (filler, low confidence "
-        "and high-impact categories admitted, repeats kept; secrets redacted, injection quarantined)",
+        "and high-impact categories admitted, repeats kept, injection rules without the classifier; secrets "
+        "redacted)",
     )
     secrets: Literal["redact", "reject"] = Field(
         default="redact", description="A secret in content, summary, tags, metadata or source.ref is replaced "
@@ -103,7 +104,12 @@ class AdmissionPolicyPatch(Input):
 PROFILES: dict[str, AdmissionPolicy] = {
     "default": AdmissionPolicy(),
     "transcript": AdmissionPolicy(
-        profile="transcript", filler="admit", min_semantic_confidence=0.0, approval="off", deduplicate=[]
+        profile="transcript",
+        filler="admit",
+        min_semantic_confidence=0.0,
+        approval="off",
+        deduplicate=[],
+        injection_classifier=False,
     ),
 }
 
