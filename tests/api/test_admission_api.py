@@ -59,6 +59,11 @@ async def test_any_key_reads_the_policy_and_only_an_admin_changes_it(make_client
     assert r.status_code == 422 and error_of(r)["reasons"] == ["secret"]
     bad = await admin.patch("/v1/policy", json={"secrets": "shred"})
     assert bad.status_code == 422 and error_of(bad)["field"] == "secrets"
+    rescanned = await admin.post("/v1/policy:rescan", json={"batch": 50})
+    assert rescanned.status_code == 200 and rescanned.json()["next_cursor"] is None
+    assert (await agent.post("/v1/policy:rescan", json={})).status_code == 403
+    bad_batch = await admin.post("/v1/policy:rescan", json={"batch": 0})
+    assert bad_batch.status_code == 422 and error_of(bad_batch)["field"] == "batch"
     other = await make_client(tenant="globex", role="agent")
     assert (await other.get("/v1/policy")).json()["secrets"] == "redact"
 

@@ -238,6 +238,7 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
         "POST /v1/keys": {"role": "agent", "name": "raw body key"},
         "PATCH /v1/tenant": {"fts_config": "simple"},
         "PATCH /v1/policy": {"filler": "reject", "min_semantic_confidence": 0.75},
+        "POST /v1/policy:rescan": {"batch": 5},
         "POST /v1/approvals/{memory_id}:approve": {"note": "checked"},
         "POST /v1/approvals/{memory_id}:reject": {"note": "wrong"},
     }[label]

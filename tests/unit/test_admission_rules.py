@@ -200,3 +200,10 @@ def test_a_new_profile_resets_the_policy_to_its_defaults() -> None:
     assert (strict.secrets, strict.min_semantic_confidence, strict.profile) == ("reject", 0.9, "default")
     transcript = apply_patch(strict, AdmissionPolicyPatch(profile="transcript"))
     assert transcript == PROFILES["transcript"]
+
+
+def test_redacting_twice_changes_nothing() -> None:
+    once, codes, _ = decide(content=f"The CI token is {GITHUB}; my password is hunter2")
+    assert codes == ["secret_redacted"]
+    twice, codes, decision = decide(content=once.content)
+    assert (twice.content, codes, decision) == (once.content, [], "admit")

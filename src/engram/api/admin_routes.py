@@ -7,6 +7,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response
+from pydantic import BaseModel, ConfigDict, Field
 
 from engram.api.auth import get_engram, principal
 from engram.api.guard import known_query
@@ -14,6 +15,7 @@ from engram.model.access import ApiKey, KeyInput, NewKey, Principal
 from engram.model.admission import AdmissionPolicy, AdmissionPolicyPatch
 from engram.model.tenant import TenantPatch, TenantSettings
 from engram.service import Engram
+from engram.service.rescan import RescanReport
 
 router = APIRouter(dependencies=[Depends(known_query)], tags=["admin"])
 
@@ -64,3 +66,17 @@ async def update_policy(body: AdmissionPolicyPatch, engram: EngramDep, caller: C
     """Change the admission policy (admin): the fields sent; a new `profile` first resets the others to its
     defaults. Writes follow it at once; stored memories keep their decisions."""
     return await engram.update_admission_policy(body, principal=caller)
+
+
+class RescanRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    batch: Annotated[int, Field(ge=1, le=500, description="Memories in this call")] = 200
+    cursor: Annotated[str | None, Field(max_length=64, description="next_cursor of the previous call")] = None
+
+
+@router.post("/v1/policy:rescan", response_model=RescanReport, tags=["admission"])
+async def rescan(body: RescanRequest, engram: EngramDep, caller: Caller) -> RescanReport:
+    """Apply the current admission policy to one batch of the tenant's active memories (admin): secrets
+    redacted, what now fails quarantined. Call again with `next_cursor` until it is null."""
+    return await engram.rescan(batch=body.batch, cursor=body.cursor, principal=caller)

@@ -54,3 +54,38 @@ def _value(name: str, text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+
+
+@policy_app.command("rescan")
+def policy_rescan(
+    tenant: Tenant,
+    batch: Annotated[int, typer.Option(help="Memories per batch (1-500).")] = 200,
+    cursor: Annotated[str | None, typer.Option(help="Resume from this cursor (printed by an earlier run).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Apply the tenant's current admission policy to its active memories, a batch at a time: secrets
+    redacted, what now fails quarantined for review. Resumable: each batch's cursor goes to stderr."""
+    from rich.progress import Progress
+
+    async def go() -> tuple[int, int, int]:
+        from engram.service import Engram
+
+        scanned = redacted = quarantined = 0
+        position = cursor
+        # With the embedder: a redacted memory is embedded again.
+        async with await Engram.open(settings_for(data_dir)) as engram:
+            with Progress(console=err, transient=True) as progress:
+                task = progress.add_task("rescanning", total=None)
+                while True:
+                    report = await engram.rescan(batch=batch, cursor=position, tenant=tenant)
+                    scanned += report.scanned
+                    redacted += report.redacted
+                    quarantined += report.quarantined
+                    progress.update(task, advance=report.scanned, description=f"rescanned {scanned}")
+                    if report.next_cursor is None:
+                        return scanned, redacted, quarantined
+                    position = report.next_cursor
+                    err.print(f"cursor {position}", highlight=False)
+
+    scanned, redacted, quarantined = run(go())
+    out.print(f"scanned {scanned}, redacted {redacted}, quarantined {quarantined}", highlight=False)

@@ -121,7 +121,7 @@ def _said_findings(text: str) -> Iterator[SecretFinding]:
 
 
 # A price, a slug of words, code: what follows "token:" or "password is" in prose that holds no secret.
-_NOT_A_SECRET = re.compile(r"^[$€£¥]\d|^[a-z]+(?:-[a-z]+)+$|.*[(){}\\]")
+_NOT_A_SECRET = re.compile(r"^[$€£¥]\d|^[a-z]+(?:-[a-z]+)+$|.*[(){}\\]|^\[REDACTED")
 _NOT_VALUES = {"required", "optional", "n/a", "none", "null", "empty", "unknown", "redacted", "[redacted]"}
 
 

@@ -75,7 +75,7 @@ def screen_vectors(
 
 # What admission reads of a memory: the fields a write sets, less the times (an old memory's validity window
 # need not hold today).
-_ADMITTED_FIELDS = (
+ADMITTED_FIELDS = (
     "content", "summary", "kind", "subtype", "visibility", "source", "confidence", "importance", "tags", "metadata",
     "external_id", "fact_key", "policy", "user_id", "agent_id", "workflow_id", "session_id",
 )  # fmt: skip
@@ -84,12 +84,12 @@ _ADMITTED_FIELDS = (
 async def admit_patch(engram: Core, tenant_id: str, current: Memory, changes: dict[str, Any]) -> dict[str, Any]:
     """An update as admission leaves it: the changed fields sanitised or redacted, and ``status`` and
     ``admission`` when the memory as changed is held or quarantined. PolicyRejection when it is refused."""
-    merged = {**current.model_dump(include=set(_ADMITTED_FIELDS)), **changes}
-    item = MemoryInput.model_validate({k: v for k, v in merged.items() if k in _ADMITTED_FIELDS})
+    merged = {**current.model_dump(include=set(ADMITTED_FIELDS)), **changes}
+    item = MemoryInput.model_validate({k: v for k, v in merged.items() if k in ADMITTED_FIELDS})
     clean, admission = admit(item, await policy_of(engram, tenant_id))
     if admission.decision == "reject":
         raise rejection(admission)
-    out = {name: getattr(clean, name) if name in _ADMITTED_FIELDS else value for name, value in changes.items()}
+    out = {name: getattr(clean, name) if name in ADMITTED_FIELDS else value for name, value in changes.items()}
     if admission.status != "active" and current.status == "active":
         out["status"] = admission.status
     if admission.reasons:

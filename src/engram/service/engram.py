@@ -29,12 +29,13 @@ from engram.service.approvals import Approvals
 from engram.service.changes import sees
 from engram.service.core import _uuid
 from engram.service.reads import Reads
+from engram.service.rescan import Rescans
 from engram.service.writes import EmbedMode, MemoryLike, remember_many
 from engram.store import memories as q
 from engram.store import relations
 
 
-class Engram(Reads, Administration, Admissions, Approvals):
+class Engram(Reads, Administration, Admissions, Approvals, Rescans):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 
     async def remember(

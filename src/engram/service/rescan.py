@@ -1,0 +1,84 @@
+"""Rescan (SPEC 4.5): the tenant's current admission policy applied again to its active memories, a batch
+at a time, newest first, resumable from the cursor each batch returns. A memory that now carries a secret
+is redacted (a new revision, embedded again); one that the policy would now quarantine or refuse is
+quarantined, with the reasons, for a reviewer. Nothing is deleted, and nothing is merged or held."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from engram.errors import ValidationError
+from engram.model import MemoryInput
+from engram.model.access import Action, Principal
+from engram.policy import admit
+from engram.service.admission import ADMITTED_FIELDS, policy_of
+from engram.service.core import Core
+from engram.store import embeddings as emb
+from engram.store import listing
+from engram.store import memories as q
+
+
+class RescanReport(BaseModel):
+    scanned: int = Field(description="Active memories checked in this call")
+    redacted: int = Field(description="Memories whose secrets were redacted (a new revision, embedded again)")
+    quarantined: int = Field(description="Memories the policy now quarantines or refuses: quarantined")
+    next_cursor: str | None = Field(description="Pass back as cursor to go on; null when every memory is done")
+
+
+def _changes(item: MemoryInput, admitted: MemoryInput) -> dict[str, object]:
+    return {n: getattr(admitted, n) for n in ADMITTED_FIELDS if getattr(admitted, n) != getattr(item, n)}
+
+
+async def rescan_batch(engram: Core, who: Principal, batch: int, cursor: str | None) -> RescanReport:
+    who.require(Action.MANAGE_TENANT)
+    if not 1 <= batch <= 500:
+        raise ValidationError("batch must be between 1 and 500", field="batch")
+    tenant_id = who.tenant_id
+    policy = await policy_of(engram, tenant_id)
+    redacted = quarantined = 0
+    journal = q.Journal()
+    async with engram.db.tenant(tenant_id) as conn:
+        page, next_cursor = await listing.list_page(
+            conn, tenant_id, filters={"status": "active"}, tags=(), limit=batch, cursor=cursor
+        )
+        for memory in page:
+            item = MemoryInput.model_validate(memory.model_dump(include=set(ADMITTED_FIELDS)))
+            admitted, admission = admit(item, policy)
+            cols: dict[str, object] = {}
+            if admission.decision in ("quarantine", "reject"):
+                cols.update(status="quarantined", admission=admission.model_dump(mode="json"))
+                quarantined += 1
+            changed = _changes(item, admitted)
+            if any(r.check == "secrets" for r in admission.reasons) and changed:
+                cols.update(changed)
+                cols.setdefault("admission", admission.model_dump(mode="json"))
+                redacted += 1
+            if not cols:
+                continue
+            columns = q.patch_columns(cols)
+            if "content" in columns:
+                columns["content_hash"] = item.model_copy(update={"content": columns["content"]}).content_hash
+            await q.update(conn, tenant_id, memory.id, columns)
+            if "content" in columns:  # the old vectors were computed from the secret
+                await conn.execute(emb.DROP_VECTORS, [tenant_id, memory.id])
+                if engram.gateway is not None:
+                    await emb.enqueue(conn, tenant_id, engram.gateway.model_id, [memory.id], "rescan_redacted")
+            journal.record(memory.id, "updated", "memory.rescanned", {"admission": admission.codes})
+        await journal.flush(conn, tenant_id, who.actor)
+    if redacted:
+        engram.work_pending.set()
+    return RescanReport(scanned=len(page), redacted=redacted, quarantined=quarantined, next_cursor=next_cursor)
+
+
+class Rescans(Core):
+    async def rescan(
+        self,
+        *,
+        batch: int = 200,
+        cursor: str | None = None,
+        tenant: str | None = None,
+        principal: Principal | None = None,
+    ) -> RescanReport:
+        """Apply the tenant's current admission policy to one batch of its active memories (admin); call
+        again with ``next_cursor`` until it is None."""
+        return await rescan_batch(self, self._who(tenant, principal), batch, cursor)
