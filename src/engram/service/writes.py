@@ -215,8 +215,9 @@ async def write(
         for fact in facts:
             outcomes.append(await q.insert_fact(conn, tenant_id, fact, fts, journal))
         stored = {o.index: o.id for o in outcomes if o.error is None}
+        admitted_at = {a.index: a for a in items}
         for later, (earlier, similarity) in folded.into_batch.items():  # repeats of an item of this batch
-            later_item = next(a for a in items if a.index == later)
+            later_item = admitted_at[later]
             outcomes.append(
                 await dedup.merge_into(conn, tenant_id, later_item, stored[earlier], similarity, journal, who.actor)
             )

@@ -11,7 +11,7 @@ from psycopg import sql
 from engram.model import Memory
 from engram.model.access import Acting
 from engram.store.database import Conn
-from engram.store.listing import agent_sql, decode_cursor, encode_cursor, visible_sql
+from engram.store.listing import acting_conditions, decode_cursor, encode_cursor
 from engram.store.memories import MEMORY_COLUMNS
 
 AWAITING: tuple[str, ...] = ("pending_approval", "quarantined")
@@ -39,11 +39,7 @@ async def review_page(
         conds.append(sql.SQL("id > %(cursor)s"))
         params["cursor"] = decode_cursor(cursor)
     if acting is not None:
-        conds.append(sql.SQL(visible_sql("acting_user", "acting_workflow", alias="memories")))
-        params.update(acting_user=acting.user_id, acting_workflow=acting.workflow_id)
-        if acting.agent_id is not None:
-            conds.append(sql.SQL(agent_sql("acting_agent", alias="memories")))
-            params["acting_agent"] = acting.agent_id
+        conds += acting_conditions(acting, params)
     query = sql.SQL("SELECT {} FROM memories WHERE {} ORDER BY id LIMIT %(limit)s").format(
         sql.SQL(MEMORY_COLUMNS), sql.SQL(" AND ").join(conds)
     )

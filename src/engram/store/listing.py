@@ -56,6 +56,16 @@ def decode_cursor(cursor: str) -> uuid.UUID:
         ) from exc
 
 
+def acting_conditions(acting: Acting, params: dict[str, Any]) -> list[sql.Composable]:
+    """The visibility rule for a caller acting as ``acting``, over ``memories``; fills in its parameters."""
+    conds: list[sql.Composable] = [sql.SQL(visible_sql("acting_user", "acting_workflow", alias="memories"))]
+    params.update(acting_user=acting.user_id, acting_workflow=acting.workflow_id)
+    if acting.agent_id is not None:
+        conds.append(sql.SQL(agent_sql("acting_agent", alias="memories")))
+        params["acting_agent"] = acting.agent_id
+    return conds
+
+
 async def list_page(
     conn: Conn,
     tenant_id: str,
@@ -80,11 +90,7 @@ async def list_page(
         conds.append(sql.SQL("id < %(cursor)s"))
         params["cursor"] = decode_cursor(cursor)
     if acting is not None:
-        conds.append(sql.SQL(visible_sql("acting_user", "acting_workflow", alias="memories")))
-        params.update(acting_user=acting.user_id, acting_workflow=acting.workflow_id)
-        if acting.agent_id is not None:
-            conds.append(sql.SQL(agent_sql("acting_agent", alias="memories")))
-            params["acting_agent"] = acting.agent_id
+        conds += acting_conditions(acting, params)
     query = sql.SQL("SELECT {} FROM memories WHERE {} ORDER BY id DESC LIMIT %(limit)s").format(
         sql.SQL(MEMORY_COLUMNS), sql.SQL(" AND ").join(conds)
     )
