@@ -93,12 +93,17 @@ def service_url(owner_url: str) -> str:
 
 def settings_for(url: str, **kw: object) -> Settings:
     """Settings for a test database: the pool logs in as the service role, ``url`` (a superuser) owns it."""
+    options: dict[str, object] = {"vault_keys": TEST_VAULT_KEYS, **kw}
     return Settings(
         database_url=service_url(url),
         owner_database_url=url,
         data_dir=Path("/nonexistent"),
-        **kw,  # type: ignore[arg-type]
+        **options,  # type: ignore[arg-type]
     )
+
+
+# The vault key of every test database (32 bytes, base64): fixed, so that a test can open what it sealed.
+TEST_VAULT_KEYS = "test1:" + "dGVzdC12YXVsdC1rZXktMzItYnl0ZXMtZXhhY3RseSE="
 
 
 @pytest.fixture

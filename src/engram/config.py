@@ -48,6 +48,14 @@ class Settings(BaseSettings):
     embedding_runtime: Literal["onnx", "torch"] = "onnx"
     embedding_concurrency: int = Field(default=2, ge=1, le=64)
 
+    extractor: Literal["rules", "llm"] = Field(
+        default="rules", description="What turns text into candidate memories: rules (no model) or llm."
+    )
+    llm_url: str | None = Field(default=None, description="OpenAI-compatible base URL of the extractor's LLM")
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: SecretStr | None = None
+    llm_timeout: float = Field(default=30.0, gt=0)
+
     recall_receipts: Literal["behind", "inline"] = Field(
         default="behind",
         description="behind: a recall's receipt is written just after it answers (this process reads it back at "
@@ -69,6 +77,11 @@ class Settings(BaseSettings):
     )
     enrichment_interval: float = Field(default=1.0, gt=0, description="Seconds between enrichment polls.")
     log_level: str = "INFO"
+    vault_keys: SecretStr | None = Field(
+        default=None,
+        description="Keys of the PII vault: comma-separated id:base64 (32 random bytes each; `engram vault "
+        "new-key` makes one), the current one first. Unset: a key generated once into <data dir>/vault-keys.",
+    )
 
     @field_validator("embedded_shared_buffers")
     @classmethod

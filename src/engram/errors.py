@@ -17,6 +17,8 @@ Every error Engram raises on purpose derives from :class:`EngramError`; callers 
      ├── StoreUnavailable         PostgreSQL cannot be reached or started (HTTP 503, exit 7)
      │    └── StoreTimeout          a statement ran past its time limit (HTTP 503, exit 7)
      ├── MigrationError           a schema migration failed or was edited after it ran (exit 7)
+     ├── VaultLocked              a vault value's key is not configured, or it was altered (HTTP 503, exit 7)
+     ├── ConfigurationError       a setting cannot be used as given (HTTP 503, exit 7)
      └── ProviderError            an embedder/LLM failed (HTTP 502, exit 8)
           └── ProviderTimeout       ... or did not answer in time
 
@@ -29,6 +31,7 @@ from typing import Any
 
 __all__ = [
     "AuthenticationError",
+    "ConfigurationError",
     "ConflictError",
     "EngramError",
     "IdempotencyConflict",
@@ -45,6 +48,7 @@ __all__ = [
     "StoreUnavailable",
     "Throttled",
     "ValidationError",
+    "VaultLocked",
 ]
 
 
@@ -178,3 +182,15 @@ class ProviderError(EngramError):
 
 class ProviderTimeout(ProviderError):
     code = "provider_timeout"
+
+
+class ConfigurationError(EngramError):
+    """A setting cannot be used as given (the message names it and what is allowed)."""
+
+    code = "configuration_error"
+
+
+class VaultLocked(EngramError):
+    """A vault value cannot be opened: its key is not configured, or the sealed bytes were altered."""
+
+    code = "vault_locked"

@@ -230,6 +230,7 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
     return {
         "POST /v1/memories": {"content": "Raw body note", "user_id": "u1", "metadata": {"a": "b"}},
         "POST /v1/memories:batch": {"items": [{"content": "Raw body note", "user_id": "u1", "metadata": {"a": "b"}}]},
+        "POST /v1/memories:extract": {"text": "User: I live in Porto. The raw body deploy failed.", "user_id": "u1"},
         "PATCH /v1/memories/{memory_id}": {"content": "Raw body patch", "metadata": {"a": "b"}},
         "POST /v1/memories/{memory_id}/archive": {"reason": "done"},
         "POST /v1/memories/{memory_id}/unarchive": {"reason": "back"},
@@ -239,6 +240,7 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
         "PATCH /v1/tenant": {"fts_config": "simple"},
         "PATCH /v1/policy": {"filler": "reject", "min_semantic_confidence": 0.75},
         "POST /v1/policy:rescan": {"batch": 5},
+        "POST /v1/vault:rotate": {},
         "POST /v1/approvals/{memory_id}:approve": {"note": "checked"},
         "POST /v1/approvals/{memory_id}:reject": {"note": "wrong"},
     }[label]

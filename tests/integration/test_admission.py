@@ -157,12 +157,15 @@ async def test_the_tenant_policy_is_stored_and_followed(engram: Engram, database
 
 async def test_the_docs_example_configures_the_policy(engram: Engram) -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "admission.md").read_text()
-    (block,) = re.findall(r"```python\n(.*?)```", doc, re.S)
     namespace: dict[str, Any] = {}
-    exec(compile(block, "docs/admission.md", "exec"), namespace)
+    for block in re.findall(r"```python\n(.*?)```", doc, re.S):
+        exec(compile(block, "docs/admission.md", "exec"), namespace)
     await namespace["configure"](engram)
     policy = await engram.admission_policy()
     assert (policy.secrets, policy.min_semantic_confidence) == ("reject", 0.8)
+    await namespace["keep_contacts"](engram)
+    (kept,) = (await engram.list()).items
+    assert kept.content == "Escalations for the Lisbon account go to EMAIL_1" and kept.admission.masked == ["EMAIL_1"]
 
 
 async def test_a_reviewer_approves_or_rejects_what_admission_held(engram: Engram) -> None:
@@ -175,7 +178,10 @@ async def test_a_reviewer_approves_or_rejects_what_admission_held(engram: Engram
     queue = await engram.approvals()
     assert [m.id for m in queue.items] == [held.id, bad.id]  # oldest first
     assert [m.id for m in (await engram.approvals(status="quarantined")).items] == [bad.id]
-    assert queue.items[0].admission.codes == ["high_impact_payment_instructions", "high_impact_bank_details"]
+    assert queue.items[0].admission.codes == [
+        "high_impact_payment_instructions", "high_impact_bank_details", "pii_masked",
+    ]  # fmt: skip
+    assert "IBAN_1" in queue.items[0].content
 
     approved = await engram.approve(held.id, expected_revision=1)
     assert approved.status == "active" and approved.revision == 2

@@ -80,3 +80,14 @@ async def rescan(body: RescanRequest, engram: EngramDep, caller: Caller) -> Resc
     """Apply the current admission policy to one batch of the tenant's active memories (admin): secrets
     redacted, what now fails quarantined. Call again with `next_cursor` until it is null."""
     return await engram.rescan(batch=body.batch, cursor=body.cursor, principal=caller)
+
+
+class VaultRotation(BaseModel):
+    resealed: int = Field(description="Vault values sealed again under the current key")
+
+
+@router.post("/v1/vault:rotate", response_model=VaultRotation, tags=["admission"])
+async def rotate_vault(engram: EngramDep, caller: Caller) -> VaultRotation:
+    """Seal the tenant's PII vault values again under the current key (the first of ENGRAM_VAULT_KEYS), so
+    that older keys can leave the configuration (admin)."""
+    return VaultRotation(resealed=await engram.rotate_vault(principal=caller))

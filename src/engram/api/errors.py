@@ -27,6 +27,8 @@ STATUS: list[tuple[type[e.EngramError], int]] = [
     (e.Throttled, 429),
     (e.StoreUnavailable, 503),
     (e.MigrationError, 503),
+    (e.VaultLocked, 503),
+    (e.ConfigurationError, 503),
     (e.ProviderError, 502),
     (e.EngramError, 500),
 ]

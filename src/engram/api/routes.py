@@ -31,6 +31,13 @@ EmbedParam = Annotated[
 ]  # fmt: skip
 ActingUser = Annotated[ScopeId | None, Query(description="Act as this user (a key bound to a user acts as it)")]
 ActingAgent = Annotated[ScopeId | None, Query(description="Act as this agent (a key bound to an agent acts as it)")]
+Reveal = Annotated[
+    bool,
+    Query(
+        description="Show personal data in place of its placeholders (EMAIL_1, PERSON_A): admin keys, or keys "
+        "created with can_reveal; each reveal is audited"
+    ),
+]
 ActingWorkflow = Annotated[ScopeId | None, Query(description="Act within this workflow")]
 IfMatch = Annotated[str | None, Header(description="The revision you read (GET returns it as ETag)")]
 
@@ -119,8 +126,9 @@ async def get_memory(
     engram: EngramDep,
     caller: Caller,
     acting: ActingAs,
+    reveal: Reveal = False,
 ) -> Memory:
-    mem = await engram.get(memory_id, principal=caller, **acting)
+    mem = await engram.get(memory_id, principal=caller, reveal=reveal, **acting)
     response.headers["ETag"] = f'"{mem.revision}"'
     return mem
 
@@ -140,10 +148,12 @@ async def list_memories(
     tag: Annotated[list[str], Query(description="Repeat to require several tags", max_length=64)] = [],  # noqa: B006
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
+    reveal: Reveal = False,
 ) -> MemoryPage:
     """Newest first; pass next_cursor back as cursor for the next page. Unknown parameters are a 422."""
     return await engram.list(
         principal=caller,
+        reveal=reveal,
         limit=limit,
         cursor=cursor,
         tags=tag,

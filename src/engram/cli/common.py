@@ -30,6 +30,8 @@ EXIT_CODES: list[tuple[type[e.EngramError], int]] = [
     (e.Throttled, 9),
     (e.StoreUnavailable, 7),
     (e.MigrationError, 7),
+    (e.VaultLocked, 7),
+    (e.ConfigurationError, 7),
     (e.ProviderError, 8),
     (e.EngramError, 1),
 ]

@@ -15,6 +15,7 @@ import typer
 from engram import errors as e
 from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for
 from engram.cli.policy import policy_app
+from engram.cli.vault import vault_app
 from engram.config import Settings
 
 T = TypeVar("T")
@@ -34,6 +35,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
 app.add_typer(policy_app, name="policy")
+app.add_typer(vault_app, name="vault")
 
 
 def _setup_logging(level: str) -> None:
@@ -139,6 +141,9 @@ def keys_create(
     name: Annotated[str, typer.Option(help="A label to recognise the key by.")] = "",
     user_id: Annotated[str | None, typer.Option(help="Bind the key to this user: it acts only as them.")] = None,
     agent_id: Annotated[str | None, typer.Option(help="Bind the key to this agent: it acts only as it.")] = None,
+    can_reveal: Annotated[
+        bool, typer.Option("--can-reveal", help="Let the key reveal personal data (admins may without it).")
+    ] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Create an API key bound to one tenant and role (and optionally a user and agent). The key is printed
@@ -148,7 +153,7 @@ def keys_create(
     if role not in ROLES:
         err.print(f"[bold red]error[/]: --role must be one of {', '.join(ROLES)}, got {role!r}", highlight=False)
         raise typer.Exit(2)
-    spec = {"role": role, "name": name, "user_id": user_id, "agent_id": agent_id}
+    spec = {"role": role, "name": name, "user_id": user_id, "agent_id": agent_id, "can_reveal": can_reveal}
     made = run(admin_call(settings_for(data_dir), lambda m: m.create_key(spec, tenant=tenant), create=True))
     bound = ", ".join(f"{k} {v}" for k, v in (("user", user_id), ("agent", agent_id)) if v)
     err.print(
@@ -221,10 +226,13 @@ def remember(
 def get(
     memory_id: Annotated[str, typer.Argument(help="The memory's id.")],
     tenant: Tenant,
+    reveal: Annotated[bool, typer.Option("--reveal", help="Personal data in place of its placeholders.")] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Print one memory as JSON."""
-    mem = run(_with_engram(settings_for(data_dir), lambda m: m.get(memory_id, tenant=tenant), embedding=False))
+    mem = run(
+        _with_engram(settings_for(data_dir), lambda m: m.get(memory_id, tenant=tenant, reveal=reveal), embedding=False)
+    )
     print(mem.model_dump_json(indent=2))
 
 

@@ -11,7 +11,7 @@ from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settin
 
 policy_app = typer.Typer(help="Show or change a tenant's admission policy.", no_args_is_help=True)
 
-_LISTS = {"approval_categories", "trusted_sources", "deduplicate"}
+_LISTS = {"approval_categories", "trusted_sources", "deduplicate", "pii_kinds"}
 
 
 @policy_app.command("show")

@@ -1,6 +1,6 @@
 """`engram eval policy`: how well admission finds what it must (injection, secrets) and how rarely it
 touches what it must not (text written by people who are not us: every LoCoMo turn and every LongMemEval
-validation user turn, and look-alikes written to tempt the rules).
+validation user turn, and look-alikes written to tempt the rules); personal data per kind (``evaluation.pii``).
 
 The corpora (tests/corpora/) are built here, deterministically: each attack of attacks.txt plainly and in
 three disguises of eight (zero-width characters, Unicode tag characters, HTML hidden, white or commented,
@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engram.evaluation import pii
 from engram.model import MemoryInput
 from engram.model.admission import PROFILES
 from engram.policy import admit
@@ -217,9 +218,7 @@ def evaluate(corpora: Path, locomo: Path, longmemeval: Path, encode: Encode | No
         "secrets_samples": len(secrets),
         "secrets_recall": round(secrets_caught / len(secrets), 4),
         "secrets_missed": sorted(Counter(secret_misses).items()),
-        # PII detection and the vault are not built yet: no figure rather than a made-up one.
-        "pii_recall": None,
-        "pii_false_positive_rate": None,
+        **pii.evaluate(corpora),
         "benign_samples": turns,
         "injection_false_positive_rate": round(flagged["injection"] / turns, 5) if turns else None,
         "secrets_false_positive_rate": round(flagged["secrets"] / turns, 5) if turns else None,

@@ -42,6 +42,7 @@ class Action(StrEnum):
     SYSTEM_VISIBILITY = "write memories with visibility system"
     MANAGE_KEYS = "manage API keys"
     MANAGE_TENANT = "change tenant settings"
+    REVEAL_PII = "reveal personal data behind placeholders"
 
 
 _AGENT = {Action.WRITE, Action.READ, Action.UPDATE, Action.ARCHIVE}
@@ -50,7 +51,7 @@ _REVIEWER = _AGENT | {
     Action.WIDEN_VISIBILITY, Action.SYSTEM_VISIBILITY,
 }  # fmt: skip
 # Forgetting a subject erases every memory of a user across the tenant: an administrator's decision.
-_ADMIN = _REVIEWER | {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET}
+_ADMIN = _REVIEWER | {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET, Action.REVEAL_PII}
 # What a key bound to a user or agent may never do, whatever its role: it would step out of its binding.
 _UNBOUND_ONLY = {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET}
 PERMISSIONS: dict[str, frozenset[Action]] = {
@@ -89,6 +90,7 @@ class Principal:
     user_id: str | None = None  # bound: acts only as this user
     agent_id: str | None = None  # bound: acts only as this agent
     label: str = "library"  # the actor recorded when there is no key
+    can_reveal: bool = False  # the key was given the reveal permission
 
     @classmethod
     def local(cls, tenant_id: str, label: str = "library") -> Principal:
@@ -103,13 +105,15 @@ class Principal:
         return self if self.key_id is not None else replace(self, label=label)
 
     def may(self, action: Action) -> bool:
-        return action in PERMISSIONS[self.role]
+        return action in PERMISSIONS[self.role] or (action is Action.REVEAL_PII and self.can_reveal)
 
     def require(self, action: Action) -> None:
         if not self.may(action):
             needed = least_role(action)
             raise PermissionDenied(
-                f"to {action} needs the {needed} role (or higher); this key has the {self.role} role",
+                f"to {action} needs the {needed} role (or higher)"
+                + (" or a key created with can_reveal" if action is Action.REVEAL_PII else "")
+                + f"; this key has the {self.role} role",
                 required_role=needed,
             )
         if action in _UNBOUND_ONLY and self.bound_to_someone:
@@ -209,6 +213,7 @@ class ApiKey(BaseModel):
     prefix: str = Field(description="The first characters of the key, to recognise it by")
     user_id: str | None = Field(description="Bound: the key acts only as this user")
     agent_id: str | None = Field(description="Bound: the key acts only as this agent")
+    can_reveal: bool = Field(False, description="The key may reveal personal data behind placeholders")
     created_at: datetime
     revoked_at: datetime | None
     last_used_at: datetime | None
@@ -227,3 +232,6 @@ class KeyInput(Input):
     name: Annotated[str, Field(max_length=200)] = ""
     user_id: ScopeId | None = Field(None, description="Bind the key to this user: it acts only as them")
     agent_id: ScopeId | None = Field(None, description="Bind the key to this agent: it acts only as it")
+    can_reveal: bool = Field(
+        False, description="Let the key reveal personal data behind placeholders (admins may without it)"
+    )

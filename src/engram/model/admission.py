@@ -11,6 +11,9 @@ from engram.model.decision import Admission
 from engram.model.memory import Kind, MemoryInput, SourceType
 from engram.model.rules import Input
 
+PiiKind = Literal["email", "phone", "card", "iban", "national_id", "ip", "person"]
+ALL_PII: list[PiiKind] = ["email", "phone", "card", "iban", "national_id", "ip", "person"]
+
 
 @dataclass(frozen=True)
 class Admitted:
@@ -64,6 +67,20 @@ class AdmissionPolicy(Input):
     trusted_sources: list[SourceType] = Field(
         default=["system_event"], description="Sources whose high-impact memories are admitted without approval"
     )
+    pii: Literal["mask", "reject", "off"] = Field(
+        default="mask",
+        description="Personal data (pii_kinds) in content, summary, tags, metadata or source.ref: replaced by "
+        "placeholders stable per tenant and value (EMAIL_1, PERSON_A) with the values sealed in the vault "
+        "(`mask`), refused (`reject`), or stored as written (`off`)",
+    )
+    pii_kinds: list[PiiKind] = Field(
+        default_factory=lambda: list(ALL_PII),
+        description="Kinds of personal data looked for (person needs the NER model: the `ner` extra)",
+    )
+    pii_retention_required: bool = Field(
+        default=False,
+        description="Refuse a memory holding personal data unless it gives policy.retention_reason",
+    )
     injection_classifier: bool = Field(
         default=True,
         description="Also screen each write's vector with the injection classifier (when the vector comes from "
@@ -96,6 +113,9 @@ class AdmissionPolicyPatch(Input):
         list[Literal["payment_instructions", "bank_details", "medical_details", "permission_change"]] | None
     ) = None
     trusted_sources: list[SourceType] | None = None
+    pii: Literal["mask", "reject", "off"] | None = None
+    pii_kinds: list[PiiKind] | None = None
+    pii_retention_required: bool | None = None
     injection_classifier: bool | None = None
     deduplicate: list[Kind] | None = None
     near_duplicate_similarity: Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)] | None = None

@@ -39,6 +39,11 @@ class Admission(BaseModel):
 
     decision: Decision = "admit"
     reasons: list[Reason] = Field(default_factory=list)
+    masked: list[str] = Field(
+        default_factory=list,
+        description="Placeholders of personal data in this memory (EMAIL_1, PERSON_A): the values are in the "
+        "vault, shown only with reveal",
+    )
 
     @property
     def status(self) -> str:

@@ -13,6 +13,7 @@ from engram.model.access import Action, ApiKey, KeyInput, NewKey, Principal
 from engram.model.ids import parse_uuid
 from engram.model.tenant import TenantPatch, TenantSettings
 from engram.model.validation import parse
+from engram.service import pii
 from engram.service.core import Core
 from engram.store import embeddings as emb
 from engram.store import keys, tenants
@@ -134,6 +135,13 @@ class Administration(Core):
         return await _update_tenant(self, self._who(tenant, principal), parse(TenantPatch, patch))
 
     # --- enrichment and upkeep --------------------------------------------------------------------------
+
+    async def rotate_vault(self, *, tenant: str | None = None, principal: Principal | None = None) -> int:
+        """Seal the tenant's vault values again under the current key (the first of ENGRAM_VAULT_KEYS), so
+        that older keys can be dropped from the configuration; returns how many were (admin)."""
+        who = self._who(tenant, principal)
+        who.require(Action.MANAGE_TENANT)
+        return await pii.rotate(self, who.tenant_id)
 
     async def enrich_pending(self, *, limit: int = 256, lease_seconds: int = 60) -> int:
         """Embed memories that wait for a vector (all tenants, leased fairly). Returns how many got one."""

@@ -19,6 +19,7 @@ from engram.model.ids import check_tenant, parse_uuid
 from engram.providers.base import Embedder
 from engram.providers.gateway import EmbeddingGateway
 from engram.retrieval.engine import Retriever
+from engram.service.keyring import Keyring
 from engram.service.opening import connect_store
 from engram.store import embeddings as emb
 from engram.store.database import Database, metered
@@ -68,8 +69,11 @@ class Core:
         tenant: str | None = None,
         embedded: EmbeddedPostgres | None = None,
         inline_receipts: bool = False,
+        settings: Settings | None = None,
     ) -> None:
         self.db = db
+        self._settings = settings
+        self._keyring: Keyring | None = None
         self.retriever = Retriever(db, gateway, inline_receipts=inline_receipts)
         self.gateway = gateway
         self.default_tenant = tenant
@@ -77,6 +81,7 @@ class Core:
         self.work_pending = asyncio.Event()  # set when memories wait for a vector
         self.key_cache: Recent[str, Principal] = Recent()
         self.policies: Recent[str, AdmissionPolicy] = Recent()
+        self.vault_used: Recent[str, bool] = Recent()  # whether a tenant's vault holds values
         self._background: set[asyncio.Task[Any]] = set()
 
     # --- lifecycle -------------------------------------------------------------------------------------
@@ -103,7 +108,7 @@ class Core:
         inline = settings.recall_receipts == "inline"
         db, embedded = await connect_store(settings, run_migrations=run_migrations, create=create)
         if not embedding:
-            return cls(db, None, tenant=tenant, embedded=embedded, inline_receipts=inline)
+            return cls(db, None, tenant=tenant, embedded=embedded, inline_receipts=inline, settings=settings)
         try:
             if embedder is None:
                 from engram.providers.factory import build_embedder
@@ -124,7 +129,7 @@ class Core:
             if embedded is not None:
                 embedded.stop()
             raise
-        return cls(db, gateway, tenant=tenant, embedded=embedded, inline_receipts=inline)
+        return cls(db, gateway, tenant=tenant, embedded=embedded, inline_receipts=inline, settings=settings)
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
         """Run ``work`` in the background (failures logged), finished before ``close`` returns."""
@@ -154,6 +159,17 @@ class Core:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
+
+    @property
+    def keyring(self) -> Keyring:
+        """The vault's keys: from ENGRAM_VAULT_KEYS, else the data directory's key file (read on first use)."""
+        if self._keyring is None:
+            settings = self._settings or Settings()
+            keys = settings.vault_keys
+            self._keyring = (
+                Keyring.parse(keys.get_secret_value()) if keys is not None else Keyring.from_file(settings.data_dir)
+            )
+        return self._keyring
 
     def _who(self, tenant: str | None, principal: Principal | None, label: str = "library") -> Principal:
         """The caller: ``principal`` (whose tenant a ``tenant`` argument must not contradict), or the trusted

@@ -21,6 +21,8 @@ from engram.policy import without_secrets
 from engram.providers.base import Vector
 from engram.retrieval import receipts
 from engram.retrieval.config import RetrievalConfig
+from engram.service import pii
+from engram.service.admission import policy_of
 from engram.service.changes import not_found, sees
 from engram.service.core import Core, _uuid
 from engram.store import listing
@@ -37,18 +39,32 @@ class Reads(Core):
         user_id: str | None = None,
         agent_id: str | None = None,
         workflow_id: str | None = None,
+        reveal: bool = False,
     ) -> Memory:
         """One memory. ``user_id``, ``agent_id``, ``workflow_id``: whom an agent reads it as (a ``user``
-        memory shows only to its user, see docs/security.md)."""
+        memory shows only to its user, see docs/security.md). ``reveal``: personal data in place of its
+        placeholders (admins, or keys created with can_reveal; each reveal is audited)."""
         who = self._who(tenant, principal)
         who.require(Action.READ)
+        if reveal:
+            who.require(Action.REVEAL_PII)
         acting = who.acting(user_id=user_id, agent_id=agent_id, workflow_id=workflow_id)
         mid = _uuid(memory_id)
         async with self.db.tenant(who.tenant_id) as conn:
             mem = await q.fetch_one(conn, who.tenant_id, mid)
         if mem is None or not sees(who, acting, mem):
             raise not_found(mid)
-        return mem
+        return (await self._revealed(who, [mem]))[0] if reveal else mem
+
+    async def _revealed(self, who: Principal, memories: Sequence[Memory]) -> builtins.list[Memory]:
+        wanted = sorted({p for m in memories for p in m.admission.masked})
+        if not wanted:
+            return builtins.list(memories)
+        values = await pii.values_of(self, who.tenant_id, wanted)
+        events = [("pii_revealed", m.id, {"placeholders": m.admission.masked}) for m in memories if m.admission.masked]
+        async with self.db.tenant(who.tenant_id) as conn:
+            await q.write_audit(conn, who.tenant_id, who.actor, events)
+        return [pii.revealed(m, values) for m in memories]
 
     async def list(
         self,
@@ -58,6 +74,7 @@ class Reads(Core):
         limit: int = 50,
         cursor: str | None = None,
         tags: Sequence[str] = (),
+        reveal: bool = False,
         **filters: str | None,
     ) -> MemoryPage:
         """Memories newest first, filtered by any of kind, status, user_id, agent_id, workflow_id,
@@ -65,6 +82,8 @@ class Reads(Core):
         user_id, agent_id and workflow_id filters are also whom it acts as)."""
         who = self._who(tenant, principal)
         who.require(Action.READ)
+        if reveal:
+            who.require(Action.REVEAL_PII)
         unknown = set(filters) - set(listing.LIST_FILTERS)
         if unknown:
             raise ValidationError(
@@ -86,6 +105,8 @@ class Reads(Core):
             items, next_cursor = await listing.list_page(
                 conn, who.tenant_id, filters=clean, tags=tags, limit=limit, cursor=cursor, acting=acting
             )
+        if reveal:
+            items = await self._revealed(who, items)
         return MemoryPage(items=items, next_cursor=next_cursor)
 
     async def history(
@@ -126,6 +147,8 @@ class Reads(Core):
             req = req.model_copy(update={"user_id": user, "agent_id": agent})
         # A secret in a query would reach the embedder and the receipt; stored memories hold it redacted.
         query_text, metadata = without_secrets(req.query), without_secrets(req.metadata)
+        # Personal data as the tenant's placeholders: it matches what was stored, and stays out of the receipt.
+        query_text = await pii.mask_query(self, who.tenant_id, await policy_of(self, who.tenant_id), query_text)
         if (query_text, metadata) != (req.query, req.metadata):
             req = req.model_copy(update={"query": query_text, "metadata": metadata})
         vector = np.asarray(query_vector, dtype=np.float32) if query_vector is not None else None

@@ -15,7 +15,7 @@ from engram.model.admission import AdmissionPolicy, Admitted
 from engram.model.decision import Admission
 from engram.model.validation import parse
 from engram.providers.base import Vector
-from engram.service import dedup
+from engram.service import dedup, pii
 from engram.service.admission import admit_items, policy_of, screen_vectors
 from engram.store import embeddings as emb
 from engram.store import memories as q
@@ -54,7 +54,8 @@ async def remember_many(
     policy = await policy_of(engram, who.tenant_id) if admission else None
     if parsed and policy is not None:
         admitted, refused = admit_items(policy, parsed)
-        for index, error in refused.items():
+        admitted, unmasked = await pii.mask_items(engram, who.tenant_id, policy, admitted)
+        for index, error in {**refused, **unmasked}.items():
             results[index] = in_item(error, index) if batch else error
     elif parsed:
         admitted = [Admitted(index, item, Admission()) for index, item in parsed]

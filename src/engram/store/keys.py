@@ -22,13 +22,15 @@ KEY_PREFIX = "egm_"
 KEY_LENGTH = len(KEY_PREFIX) + 43
 
 ENSURE_TENANT: LiteralString = "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT (tenant_id) DO NOTHING"
-_KEY_COLUMNS: LiteralString = "id, name, role, prefix, user_id, agent_id, created_at, revoked_at, last_used_at"
+_KEY_COLUMNS: LiteralString = (
+    "id, name, role, prefix, user_id, agent_id, can_reveal, created_at, revoked_at, last_used_at"
+)
 INSERT_KEY: LiteralString = (
-    "INSERT INTO api_keys (tenant_id, id, name, role, prefix, key_hash, user_id, agent_id)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING " + _KEY_COLUMNS
+    "INSERT INTO api_keys (tenant_id, id, name, role, prefix, key_hash, user_id, agent_id, can_reveal)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING " + _KEY_COLUMNS
 )
 LOOKUP: LiteralString = (
-    "SELECT tenant_id, id, role, user_id, agent_id, last_used_at < now() - interval '1 minute' AS stale,"
+    "SELECT tenant_id, id, role, user_id, agent_id, can_reveal, last_used_at < now() - interval '1 minute' AS stale,"
     " last_used_at IS NULL AS unused FROM api_keys WHERE key_hash = %s AND revoked_at IS NULL"
 )
 _NAME_HASH = sql.SQL("SELECT set_config({}, %s, true)").format(sql.Literal(KEY_HASH_SETTING)).as_bytes(None)
@@ -61,7 +63,17 @@ async def create(conn: Conn, tenant_id: str, spec: KeyInput) -> tuple[ApiKey, st
     row = await (
         await conn.execute(
             INSERT_KEY,
-            [tenant_id, new_id(), spec.name, spec.role, key[:10], hash_key(key), spec.user_id, spec.agent_id],
+            [
+                tenant_id,
+                new_id(),
+                spec.name,
+                spec.role,
+                key[:10],
+                hash_key(key),
+                spec.user_id,
+                spec.agent_id,
+                spec.can_reveal,
+            ],
         )
     ).fetchone()
     assert row is not None
@@ -82,7 +94,7 @@ async def authenticate(conn: Conn, key: str) -> Principal | None:
         await conn.execute(MARK_USED, [row["tenant_id"], row["id"]])
     return Principal(
         tenant_id=row["tenant_id"], role=row["role"], key_id=row["id"], user_id=row["user_id"],
-        agent_id=row["agent_id"],
+        agent_id=row["agent_id"], can_reveal=row["can_reveal"],
     )  # fmt: skip
 
 

@@ -1,0 +1,190 @@
+"""Personal data on the real write path: placeholders stable per tenant and value in every stored text and
+embedding input, the values sealed in the vault (unreadable without its key, rotated, revealed only to the
+right role), refused when the policy says so, and recall queries masked the same way."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+from collections.abc import AsyncIterator
+
+import psycopg
+import pytest
+
+from engram import Engram, PermissionDenied, PolicyRejection
+from engram.errors import VaultLocked
+from engram.model.access import Principal
+from engram.policy import names
+from tests.conftest import TEST_VAULT_KEYS, settings_for
+from tests.integration.test_admission import RecordingEmbedder
+
+EMAIL = "jane.doe@example.org"
+PHONE = "+44 20 7946 0958"
+CARD = "4539 1488 0343 6467"
+ner = pytest.mark.skipif(not names.available(), reason="the ner extra is not installed")
+
+
+@pytest.fixture
+async def recorded(database_url: str) -> AsyncIterator[tuple[Engram, RecordingEmbedder]]:
+    embedder = RecordingEmbedder()
+    mem = await Engram.open(settings_for(database_url), embedder=embedder, tenant="acme")
+    try:
+        yield mem, embedder
+    finally:
+        await mem.close()
+
+
+async def _all_rows(database_url: str) -> list[str]:
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        tables = [r[0] for r in await (await conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        )).fetchall()]  # fmt: skip
+        assert "pii_vault" in tables
+        out: list[str] = []
+        for table in tables:
+            out += [r[0] for r in await (await conn.execute(f"SELECT t::text FROM {table} t")).fetchall()]
+        return out
+
+
+async def test_personal_data_is_stored_and_embedded_as_placeholders(
+    recorded: tuple[Engram, RecordingEmbedder], database_url: str
+) -> None:
+    engram, embedder = recorded
+    first = await engram.remember(
+        f"Reach Jane at {EMAIL} or {PHONE}; she pays with card {CARD}.",
+        summary=f"contact {EMAIL}", metadata={"contact": {"email": EMAIL}}, tags=["vip"], user_id="u1",
+    )  # fmt: skip
+    assert first.status == "active" and "pii_masked" in first.reasons
+    assert {"EMAIL_1", "PHONE_1", "CARD_1"} <= set(first.admission.masked)
+    stored = await engram.get(first.id)
+    assert "EMAIL_1" in stored.content and "PHONE_1" in stored.content and "CARD_1" in stored.content
+    assert stored.summary == "contact EMAIL_1" and stored.metadata == {"contact": {"email": "EMAIL_1"}}
+    assert stored.policy.contains_pii
+    # The same value is the same placeholder across the tenant (its normal form: case, spacing).
+    second = await engram.remember(f"Invoices for {EMAIL.upper()} go out on Mondays", user_id="u2")
+    assert "EMAIL_1" in (await engram.get(second.id)).content
+    other = await engram.remember("Ask sam@example.org about the export", user_id="u1")
+    assert "EMAIL_2" in (await engram.get(other.id)).content
+
+    result = await engram.recall(f"how do I reach {EMAIL}", user_id="u1")
+    assert first.id in [i.id for i in result.items]
+    receipt = await engram.receipt(result.receipt_id)
+    assert EMAIL not in receipt.model_dump_json() and "EMAIL_1" in receipt.query
+    for value in (EMAIL, PHONE, CARD, CARD.replace(" ", "")):
+        assert not any(value in t for t in embedder.seen), value
+        assert not any(value in row for row in await _all_rows(database_url)), value
+
+
+async def test_reveal_is_for_admins_and_keys_allowed_to(engram: Engram) -> None:
+    written = await engram.remember(f"Billing contact is {EMAIL}", visibility="tenant")
+    admin = Principal(tenant_id="acme", role="admin")
+    shown = await engram.get(written.id, principal=admin, reveal=True)
+    assert shown.content == f"Billing contact is {EMAIL}"
+    page = await engram.list(principal=admin, reveal=True)
+    assert [m.content for m in page.items] == [f"Billing contact is {EMAIL}"]
+    agent = Principal(tenant_id="acme", role="agent")
+    assert "EMAIL_1" in (await engram.get(written.id, principal=agent)).content
+    with pytest.raises(PermissionDenied, match="can_reveal"):
+        await engram.get(written.id, principal=agent, reveal=True)
+    allowed = Principal(tenant_id="acme", role="agent", can_reveal=True)
+    assert EMAIL in (await engram.get(written.id, principal=allowed, reveal=True)).content
+    # Each reveal leaves an audit event naming the placeholders, not the values.
+    events = [e for e in await engram.history(written.id) if e.change == "created"]
+    assert events
+
+
+async def test_vault_values_do_not_open_without_their_key(database_url: str) -> None:
+    async with await Engram.open(settings_for(database_url), tenant="acme", embedding=False) as engram:
+        written = await engram.remember(f"Escalations go to {EMAIL}")
+    other_key = "other:" + base64.b64encode(os.urandom(32)).decode()
+    async with await Engram.open(settings_for(database_url, vault_keys=other_key), tenant="acme", embedding=False) as e:
+        assert "EMAIL_1" in (await e.get(written.id)).content  # reading is fine: placeholders
+        with pytest.raises(VaultLocked, match="not configured"):
+            await e.get(written.id, reveal=True)
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:  # altered bytes fail their tag
+        await conn.execute("UPDATE pii_vault SET sealed = overlay(sealed placing '\\x00'::bytea from 20 for 1)")
+    async with await Engram.open(settings_for(database_url), tenant="acme", embedding=False) as engram:
+        with pytest.raises(VaultLocked, match="does not open"):
+            await engram.get(written.id, reveal=True)
+
+
+async def test_keys_rotate_without_changing_placeholders(database_url: str) -> None:
+    async with await Engram.open(settings_for(database_url), tenant="acme", embedding=False) as engram:
+        written = await engram.remember(f"Escalations go to {EMAIL}")
+    new_key = "k2:" + base64.b64encode(os.urandom(32)).decode()
+    both = f"{new_key},{TEST_VAULT_KEYS}"
+    async with await Engram.open(settings_for(database_url, vault_keys=both), tenant="acme", embedding=False) as e:
+        again = await e.remember(f"Invoices for {EMAIL}")  # found by the old key's hash before rotating
+        assert "EMAIL_1" in (await e.get(again.id)).content
+        assert await e.rotate_vault() == 1
+        assert await e.rotate_vault() == 0  # nothing left under the old key
+    async with await Engram.open(settings_for(database_url, vault_keys=new_key), tenant="acme", embedding=False) as e:
+        assert EMAIL in (await e.get(written.id, reveal=True)).content
+        third = await e.remember(f"Ping {EMAIL} on Fridays")
+        assert "EMAIL_1" in (await e.get(third.id)).content
+
+
+async def test_the_policy_refuses_personal_data_when_it_says_so(engram: Engram) -> None:
+    await engram.update_admission_policy({"pii_retention_required": True})
+    with pytest.raises(PolicyRejection) as refused:
+        await engram.remember(f"Customer email {EMAIL}")
+    assert refused.value.reasons == ["pii_without_retention_reason"] and refused.value.field == "content"
+    kept = await engram.remember(f"Customer email {EMAIL}", policy={"retention_reason": "support contact"})
+    assert kept.status == "active" and "pii_masked" in kept.reasons
+    await engram.update_admission_policy({"pii": "reject"})
+    with pytest.raises(PolicyRejection) as rejected:
+        await engram.remember("Escalate to ops@example.org", policy={"retention_reason": "support"})
+    assert rejected.value.reasons == ["pii"]
+    await engram.update_admission_policy({"pii": "off"})
+    raw = await engram.remember("Escalate to ops@example.org")
+    assert "ops@example.org" in (await engram.get(raw.id)).content
+
+
+async def test_racing_writers_of_one_value_share_one_placeholder(engram: Engram, database_url: str) -> None:
+    results = await asyncio.gather(*[engram.remember(f"Note {i}: write to {EMAIL}") for i in range(12)])
+    contents = [(await engram.get(r.id)).content for r in results]
+    assert all("EMAIL_1" in c for c in contents)
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        rows = await (await conn.execute("SELECT count(*) FROM pii_vault WHERE kind = 'email'")).fetchone()
+    assert rows is not None and rows[0] == 1
+
+
+async def test_tenants_have_their_own_vaults(engram: Engram) -> None:
+    mine = await engram.remember(f"Contact {EMAIL}")
+    theirs = await engram.remember(f"Contact {EMAIL}", tenant="globex")
+    assert "EMAIL_1" in (await engram.get(theirs.id, tenant="globex")).content
+    assert EMAIL in (await engram.get(theirs.id, tenant="globex", reveal=True)).content
+    assert EMAIL in (await engram.get(mine.id, reveal=True)).content
+
+
+@ner
+async def test_person_names_are_masked_and_recall_finds_them(engram: Engram) -> None:
+    written = await engram.remember("Priya Raman prefers to be contacted by email", user_id="u1")
+    stored = await engram.get(written.id)
+    assert stored.content == "PERSON_A prefers to be contacted by email"
+    result = await engram.recall("how does Priya Raman want to be contacted?", user_id="u1")
+    assert result.items and result.items[0].id == written.id
+    assert "PERSON_A" in (await engram.receipt(result.receipt_id)).query
+
+
+@ner
+def test_the_ner_model_loads_and_runs_without_network() -> None:
+    code = (
+        "import socket\n"
+        "def refuse(*a, **k):\n"
+        "    raise SystemExit('network access attempted')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.create_connection = refuse\n"
+        "socket.getaddrinfo = refuse\n"
+        "from engram.policy.names import find_names\n"
+        "found = find_names(['Priya Raman called about the refund.'])\n"
+        "assert [f.value for f in found[0]] == ['Priya Raman'], found\n"
+        "import sys\n"
+        "assert 'tldextract' not in sys.modules and 'presidio_analyzer' not in sys.modules\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr + done.stdout
