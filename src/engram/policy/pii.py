@@ -77,7 +77,15 @@ _CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:|:){2,7}(?:[0-9A-Fa-f]{1,4}|:)(?![\w:])")
-_VERSION_BEFORE = re.compile(r"\b(?:v|version|release|build|ver\.?)\s*$", re.IGNORECASE)
+# Dotted numbers that are versions or section numbers, not addresses: "version 2.10.0.1", "Section 12.4.1.7".
+_VERSION_BEFORE = re.compile(
+    r"\b(?:v|version|release|build|ver\.?|patch(?: level)?(?: is)?|firmware|section|paragraph|chapter|clause|"
+    r"rfc|step|item|§)\s*$",
+    re.IGNORECASE,
+)
+_VERSION_AFTER = re.compile(
+    r"^\s*(?:\(?(?:as )?(?:the )?(?:installed |current |latest )?(?:version|release|build))\b", re.I
+)
 _DIGITS = re.compile(r"\d")
 
 
@@ -158,13 +166,17 @@ def _emails(text: str) -> Iterator[Found]:
     if "@" not in text:
         return
     for m in _EMAIL.finditer(text):
+        if text[m.end() : m.end() + 1] == ":" and text[m.end() + 1 : m.end() + 2].strip():
+            continue  # an SSH remote, git@github.com:team/repo.git
         yield Found("email", m.start(), m.end(), m.group(), m.group().lower())
 
 
 def _ips(text: str) -> Iterator[Found]:
     if "." in text:
         for m in _IPV4.finditer(text):
-            if _VERSION_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+            if _VERSION_BEFORE.search(text, max(0, m.start() - 20), m.start()) or _VERSION_AFTER.match(
+                text[m.end() : m.end() + 40]
+            ):
                 continue
             yield from _ip(m)
     if text.count(":") >= 2:
@@ -177,8 +189,16 @@ def _ip(m: re.Match[str]) -> Iterator[Found]:
         address = ipaddress.ip_address(m.group())
     except ValueError:
         return
-    if not (address.is_loopback or address.is_unspecified):  # 127.0.0.1 and 0.0.0.0 point at nobody
-        yield Found("ip", m.start(), m.end(), m.group(), address.compressed)
+    if address.is_loopback or address.is_unspecified or _is_netmask(m.group()):
+        return  # 127.0.0.1, 0.0.0.0 and 255.255.255.0 point at nobody
+    yield Found("ip", m.start(), m.end(), m.group(), address.compressed)
+
+
+def _is_netmask(text: str) -> bool:
+    if ":" in text:
+        return False
+    bits = "".join(f"{int(part):08b}" for part in text.split("."))
+    return bits.startswith("1") and "01" not in bits
 
 
 def _phones(text: str) -> Iterator[Found]:
