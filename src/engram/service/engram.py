@@ -28,6 +28,7 @@ from engram.service.admission import Admissions
 from engram.service.approvals import Approvals
 from engram.service.changes import sees
 from engram.service.core import _uuid
+from engram.service.extraction import Extractions
 from engram.service.reads import Reads
 from engram.service.rescan import Rescans
 from engram.service.writes import EmbedMode, MemoryLike, remember_many
@@ -35,7 +36,7 @@ from engram.store import memories as q
 from engram.store import relations
 
 
-class Engram(Reads, Administration, Admissions, Approvals, Rescans):
+class Engram(Reads, Administration, Admissions, Approvals, Rescans, Extractions):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 
     async def remember(
