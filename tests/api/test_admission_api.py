@@ -85,3 +85,30 @@ async def test_the_approval_queue_is_for_reviewers(make_client: MakeClient) -> N
     assert done.status_code == 200 and done.json()["status"] == "active"
     again = await reviewer.post(f"/v1/approvals/{held['id']}:reject")
     assert again.status_code == 409
+
+
+async def test_personal_data_is_masked_and_revealed_only_to_whom_may(make_client: MakeClient) -> None:
+    agent, reviewer, admin = [await make_client(role=r) for r in ("agent", "reviewer", "admin")]
+    r = await agent.post("/v1/memories", json={"content": "Escalate to ops.lead@example.org", "visibility": "tenant"})
+    assert r.status_code == 201 and "pii_masked" in r.json()["reasons"]
+    assert "ops.lead@example.org" not in r.text
+    mid = r.json()["id"]
+    for client in (agent, reviewer):
+        plain = await client.get(f"/v1/memories/{mid}")
+        assert plain.json()["content"] == "Escalate to EMAIL_1" and plain.json()["admission"]["masked"] == ["EMAIL_1"]
+        refused = await client.get(f"/v1/memories/{mid}", params={"reveal": "true"})
+        assert refused.status_code == 403 and "can_reveal" in error_of(refused)["message"]
+    shown = await admin.get(f"/v1/memories/{mid}", params={"reveal": "true"})
+    assert shown.status_code == 200 and shown.json()["content"] == "Escalate to ops.lead@example.org"
+    listed = await admin.get("/v1/memories", params={"reveal": "true"})
+    assert listed.json()["items"][0]["content"] == "Escalate to ops.lead@example.org"
+    made = await admin.post("/v1/keys", json={"role": "agent", "name": "dpo", "can_reveal": True})
+    assert made.status_code == 201 and made.json()["can_reveal"] is True
+    agent.headers["Authorization"] = f"Bearer {made.json()['key']}"
+    allowed = await agent.get(f"/v1/memories/{mid}", params={"reveal": "true"})
+    assert allowed.status_code == 200 and "ops.lead@example.org" in allowed.text
+    rotated = await admin.post("/v1/vault:rotate")
+    assert rotated.status_code == 200 and rotated.json() == {"resealed": 0}
+    assert (await reviewer.post("/v1/vault:rotate")).status_code == 403
+    recall = await agent.post("/v1/recall", json={"query": "who handles escalations at ops.lead@example.org"})
+    assert recall.status_code == 200 and "ops.lead@example.org" not in recall.text

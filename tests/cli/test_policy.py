@@ -37,3 +37,26 @@ def test_a_bad_field_or_value_exits_2_naming_it(database_url: str) -> None:
     assert unknown.exit_code == 2 and "colour" in unknown.stderr
     malformed = runner.invoke(app, ["policy", "set", "-t", "acme", "secrets"], env=env(database_url))
     assert malformed.exit_code == 2 and "FIELD=VALUE" in malformed.stderr
+
+
+def test_vault_keys_are_made_and_values_revealed_and_rotated(database_url: str) -> None:
+    from tests.conftest import TEST_VAULT_KEYS
+
+    made = runner.invoke(app, ["vault", "new-key", "--id", "k2"])
+    assert made.exit_code == 0, made.output
+    new_key = made.stdout.strip()
+    assert new_key.startswith("k2:") and len(new_key) == 3 + 44
+    assert runner.invoke(app, ["vault", "new-key", "--id", "bad id"]).exit_code == 2
+    old = {**env(database_url), "ENGRAM_VAULT_KEYS": TEST_VAULT_KEYS, "ENGRAM_EMBEDDER": "hashing"}
+    wrote = runner.invoke(app, ["remember", "-t", "acme", "Invoices go to ap@example.org"], env=old)
+    assert wrote.exit_code == 0, wrote.output
+    mid = json.loads(wrote.stdout)["id"]
+    masked = json.loads(runner.invoke(app, ["get", "-t", "acme", mid], env=old).stdout)
+    assert masked["content"] == "Invoices go to EMAIL_1"
+    both = {**old, "ENGRAM_VAULT_KEYS": f"{new_key},{TEST_VAULT_KEYS}"}
+    rotated = runner.invoke(app, ["vault", "rotate", "-t", "acme"], env=both)
+    assert rotated.exit_code == 0 and "Sealed 1 value" in rotated.stderr
+    locked = runner.invoke(app, ["get", "-t", "acme", "--reveal", mid], env=old)
+    assert locked.exit_code == 7 and "vault key 'k2' is not configured" in locked.stderr
+    shown = runner.invoke(app, ["get", "-t", "acme", "--reveal", mid], env={**old, "ENGRAM_VAULT_KEYS": new_key})
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["content"] == "Invoices go to ap@example.org"

@@ -188,3 +188,17 @@ def test_the_ner_model_loads_and_runs_without_network() -> None:
 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr + done.stdout
+
+
+async def test_an_update_is_masked_and_keeps_the_placeholders_it_had(engram: Engram, database_url: str) -> None:
+    written = await engram.remember(f"Billing contact is {EMAIL}")
+    updated = await engram.update(
+        written.id, {"content": f"Billing contact is {EMAIL}, backup {PHONE}"}, expected_revision=1
+    )
+    assert updated.content == "Billing contact is EMAIL_1, backup PHONE_1"
+    assert updated.admission.masked == ["EMAIL_1", "PHONE_1"] and updated.policy.contains_pii
+    tagged = await engram.update(written.id, {"tags": ["billing"]}, expected_revision=2)
+    assert tagged.admission.masked == ["EMAIL_1", "PHONE_1"]
+    shown = await engram.get(written.id, reveal=True)
+    assert shown.content == f"Billing contact is {EMAIL}, backup {PHONE}"
+    assert not any(PHONE in row for row in await _all_rows(database_url))

@@ -86,13 +86,25 @@ async def admit_patch(engram: Core, tenant_id: str, current: Memory, changes: di
     ``admission`` when the memory as changed is held or quarantined. PolicyRejection when it is refused."""
     merged = {**current.model_dump(include=set(ADMITTED_FIELDS)), **changes}
     item = MemoryInput.model_validate({k: v for k, v in merged.items() if k in ADMITTED_FIELDS})
-    clean, admission = admit(item, await policy_of(engram, tenant_id))
+    from engram.service import pii  # it builds on this module
+
+    policy = await policy_of(engram, tenant_id)
+    clean, admission = admit(item, policy)
     if admission.decision == "reject":
         raise rejection(admission)
+    masked, refused = await pii.mask_items(engram, tenant_id, policy, [Admitted(0, clean, admission)])
+    if refused:
+        raise refused[0]
+    clean, admission = masked[0].item, masked[0].admission
+    kept = sorted({*current.admission.masked, *admission.masked})  # placeholders the unchanged fields hold
+    if kept != admission.masked:
+        admission = admission.model_copy(update={"masked": kept})
     out = {name: getattr(clean, name) if name in ADMITTED_FIELDS else value for name, value in changes.items()}
+    if clean.policy.contains_pii and "policy" not in out:
+        out["policy"] = clean.policy
     if admission.status != "active" and current.status == "active":
         out["status"] = admission.status
-    if admission.reasons:
+    if admission.reasons or admission.masked:
         out["admission"] = admission.model_dump(mode="json")
     return out
 
