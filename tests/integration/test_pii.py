@@ -202,3 +202,23 @@ async def test_an_update_is_masked_and_keeps_the_placeholders_it_had(engram: Eng
     shown = await engram.get(written.id, reveal=True)
     assert shown.content == f"Billing contact is {EMAIL}, backup {PHONE}"
     assert not any(PHONE in row for row in await _all_rows(database_url))
+
+
+async def test_a_rescan_masks_what_was_stored_before_the_policy(engram: Engram, database_url: str) -> None:
+    await engram.update_admission_policy({"pii": "off"})
+    raw = await engram.remember(f"Escalations go to {EMAIL}")
+    other = await engram.remember("The office moves to Porto in March")
+    await engram.update_admission_policy({"pii": "mask"})
+    report = await engram.rescan(batch=10)
+    assert (report.scanned, report.masked, report.redacted, report.quarantined) == (2, 1, 0, 0)
+    fixed = await engram.get(raw.id)
+    assert fixed.content == "Escalations go to EMAIL_1" and fixed.revision == 2
+    assert (await engram.get(raw.id, reveal=True)).content == f"Escalations go to {EMAIL}"
+    assert (await engram.get(other.id)).revision == 1
+    assert (await engram.rescan(batch=10)).masked == 0
+    await engram.update_admission_policy({"pii": "off"})
+    later = await engram.remember(f"Invoices go to {EMAIL}")
+    await engram.update_admission_policy({"pii": "reject"})
+    refused = await engram.rescan(batch=10)  # a placeholder is not personal data: only the raw value is refused
+    assert (refused.quarantined, refused.masked) == (1, 0)
+    assert (await engram.get(later.id)).status == "quarantined" and (await engram.get(raw.id)).status == "active"

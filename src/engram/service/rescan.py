@@ -1,7 +1,7 @@
 """Rescan (SPEC 4.5): the tenant's current admission policy applied again to its active memories, a batch
-at a time, newest first, resumable from the cursor each batch returns. A memory that now carries a secret
-is redacted (a new revision, embedded again); one that the policy would now quarantine or refuse is
-quarantined, with the reasons, for a reviewer. Nothing is deleted, and nothing is merged or held."""
+at a time, newest first, resumable from the cursor each batch returns. A memory's secrets are redacted and
+its personal data masked (a new revision, embedded again); one that the policy would now quarantine or
+refuse is quarantined, with the reasons, for a reviewer. Nothing is deleted, and nothing is merged or held."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ from pydantic import BaseModel, Field
 from engram.errors import ValidationError
 from engram.model import MemoryInput
 from engram.model.access import Action, Principal
+from engram.model.admission import Admitted
+from engram.model.decision import Admission
 from engram.policy import admit
+from engram.service import pii
 from engram.service.admission import ADMITTED_FIELDS, policy_of
 from engram.service.core import Core
 from engram.store import embeddings as emb
@@ -21,6 +24,7 @@ from engram.store import memories as q
 class RescanReport(BaseModel):
     scanned: int = Field(description="Active memories checked in this call")
     redacted: int = Field(description="Memories whose secrets were redacted (a new revision, embedded again)")
+    masked: int = Field(0, description="Memories whose personal data became placeholders (a new revision)")
     quarantined: int = Field(description="Memories the policy now quarantines or refuses: quarantined")
     next_cursor: str | None = Field(description="Pass back as cursor to go on; null when every memory is done")
 
@@ -35,7 +39,7 @@ async def rescan_batch(engram: Core, who: Principal, batch: int, cursor: str | N
         raise ValidationError("batch must be between 1 and 500", field="batch")
     tenant_id = who.tenant_id
     policy = await policy_of(engram, tenant_id)
-    redacted = quarantined = 0
+    redacted = quarantined = masked = 0
     journal = q.Journal()
     async with engram.db.tenant(tenant_id) as conn:
         page, next_cursor = await listing.list_page(
@@ -44,15 +48,23 @@ async def rescan_batch(engram: Core, who: Principal, batch: int, cursor: str | N
         for memory in page:
             item = MemoryInput.model_validate(memory.model_dump(include=set(ADMITTED_FIELDS)))
             admitted, admission = admit(item, policy)
+            if admission.decision != "reject":
+                done, refused = await pii.mask_items(engram, tenant_id, policy, [Admitted(0, admitted, admission)])
+                if refused:
+                    admission = _refusal(refused[0], admission)
+                else:
+                    admitted, admission = done[0].item, done[0].admission
             cols: dict[str, object] = {}
             if admission.decision in ("quarantine", "reject"):
                 cols.update(status="quarantined", admission=admission.model_dump(mode="json"))
                 quarantined += 1
             changed = _changes(item, admitted)
-            if any(r.check == "secrets" for r in admission.reasons) and changed:
+            if any(r.check in ("secrets", "pii") for r in admission.reasons) and changed:
                 cols.update(changed)
-                cols.setdefault("admission", admission.model_dump(mode="json"))
-                redacted += 1
+                kept = sorted({*memory.admission.masked, *admission.masked})
+                cols.setdefault("admission", admission.model_copy(update={"masked": kept}).model_dump(mode="json"))
+                redacted += any(r.check == "secrets" for r in admission.reasons)
+                masked += any(r.check == "pii" for r in admission.reasons)
             if not cols:
                 continue
             columns = q.patch_columns(cols)
@@ -65,9 +77,17 @@ async def rescan_batch(engram: Core, who: Principal, batch: int, cursor: str | N
                     await emb.enqueue(conn, tenant_id, engram.gateway.model_id, [memory.id], "rescan_redacted")
             journal.record(memory.id, "updated", "memory.rescanned", {"admission": admission.codes})
         await journal.flush(conn, tenant_id, who.actor)
-    if redacted:
+    if redacted or masked:
         engram.work_pending.set()
-    return RescanReport(scanned=len(page), redacted=redacted, quarantined=quarantined, next_cursor=next_cursor)
+    return RescanReport(
+        scanned=len(page), redacted=redacted, masked=masked, quarantined=quarantined, next_cursor=next_cursor
+    )
+
+
+def _refusal(error: Exception, admission: Admission) -> Admission:
+    """A memory the policy now refuses for its personal data: quarantined with that reason."""
+    found = getattr(error, "admission", None)
+    return Admission.model_validate(found) if isinstance(found, dict) else admission
 
 
 class Rescans(Core):
