@@ -64,13 +64,14 @@ def policy_rescan(
     data_dir: DataDir = None,
 ) -> None:
     """Apply the tenant's current admission policy to its active memories, a batch at a time: secrets
-    redacted, what now fails quarantined for review. Resumable: each batch's cursor goes to stderr."""
+    redacted, personal data masked, what now fails quarantined for review. Resumable: each batch's cursor
+    goes to stderr."""
     from rich.progress import Progress
 
-    async def go() -> tuple[int, int, int]:
+    async def go() -> tuple[int, int, int, int]:
         from engram.service import Engram
 
-        scanned = redacted = quarantined = 0
+        scanned = redacted = masked = quarantined = 0
         position = cursor
         # With the embedder: a redacted memory is embedded again.
         async with await Engram.open(settings_for(data_dir)) as engram:
@@ -80,12 +81,13 @@ def policy_rescan(
                     report = await engram.rescan(batch=batch, cursor=position, tenant=tenant)
                     scanned += report.scanned
                     redacted += report.redacted
+                    masked += report.masked
                     quarantined += report.quarantined
                     progress.update(task, advance=report.scanned, description=f"rescanned {scanned}")
                     if report.next_cursor is None:
-                        return scanned, redacted, quarantined
+                        return scanned, redacted, masked, quarantined
                     position = report.next_cursor
                     err.print(f"cursor {position}", highlight=False)
 
-    scanned, redacted, quarantined = run(go())
-    out.print(f"scanned {scanned}, redacted {redacted}, quarantined {quarantined}", highlight=False)
+    scanned, redacted, masked, quarantined = run(go())
+    out.print(f"scanned {scanned}, redacted {redacted}, masked {masked}, quarantined {quarantined}", highlight=False)
