@@ -236,7 +236,7 @@ def _map_strings(value: Any, fn: Callable[[str], str]) -> Any:
 
 
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
-_NAME_RUN = re.compile(r"\b[^\W\d_][\w'\u2019-]*(?:\s+[^\W\d_][\w'\u2019-]*){0,3}")
+_WORD = re.compile(r"[^\W\d_][\w'\u2019-]*")
 
 
 async def mask_query(engram: Core, tenant_id: str, policy: AdmissionPolicy, text: str) -> str:
@@ -284,15 +284,26 @@ async def _has_values(engram: Core, tenant_id: str) -> bool:
 
 
 def _name_candidates(text: str, structured: list[Found]) -> list[Found]:
-    """Every run of one to four words, and each word of it: a name the vault knows is among them."""
+    """Each run of capitalised words, and every part of it up to four words: a name the vault knows is
+    among them ("how does Priya Raman want ..." looks up "Priya Raman", "Priya" and "Raman")."""
+    runs: list[list[re.Match[str]]] = []
+    previous_end = -1
+    for w in _WORD.finditer(text[:2000]):
+        if not w.group()[0].isupper() or any(w.start() < s.end and s.start < w.end() for s in structured):
+            previous_end = -1
+            continue
+        if previous_end >= 0 and not text[previous_end : w.start()].strip():
+            runs[-1].append(w)
+        else:
+            runs.append([w])
+        previous_end = w.end()
     out: list[Found] = []
-    for m in _NAME_RUN.finditer(text[:2000]):
-        words = [(w.start() + m.start(), w.end() + m.start()) for w in re.finditer(r"\S+", m.group())]
-        for i in range(len(words)):
-            for j in range(i + 1, len(words) + 1):
-                start, end = words[i][0], words[j - 1][1]
-                value = _POSSESSIVE.sub("", text[start:end])
-                if value and not any(start < s.end and s.start < end for s in structured):
+    for run in runs:
+        for i in range(len(run)):
+            for j in range(i + 1, min(len(run), i + 4) + 1):
+                start = run[i].start()
+                value = _POSSESSIVE.sub("", text[start : run[j - 1].end()])
+                if value:
                     out.append(Found("person", start, start + len(value), value, " ".join(value.casefold().split())))
     return out[:400]
 
