@@ -35,8 +35,8 @@ class AdmissionPolicy(Input):
     profile: Literal["default", "transcript"] = Field(
         default="default",
         description="A named set of defaults: `transcript` for raw conversation turns (filler, low confidence "
-        "and high-impact categories admitted, repeats kept, injection rules without the classifier; secrets "
-        "redacted)",
+        "and high-impact categories admitted, repeats kept, injection rules without the classifier, speakers' "
+        "names kept; secrets redacted, other personal data masked)",
     )
     secrets: Literal["redact", "reject"] = Field(
         default="redact", description="A secret in content, summary, tags, metadata or source.ref is replaced "
@@ -130,6 +130,8 @@ PROFILES: dict[str, AdmissionPolicy] = {
         approval="off",
         deduplicate=[],
         injection_classifier=False,
+        # Turns are full of their speakers' names: masked, who said what is lost (docs/admission.md).
+        pii_kinds=[k for k in ALL_PII if k != "person"],
     ),
 }
 
