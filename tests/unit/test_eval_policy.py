@@ -31,4 +31,17 @@ def test_the_rules_keep_their_figures_and_spare_the_look_alikes(tmp_path: Path) 
     assert result["injection_recall_tuned"] >= 0.95 and result["secrets_recall"] >= 0.95
     assert 0.0 <= result["injection_recall_held_out"] <= 1.0
     assert result["look_alikes_flagged"] == []
-    assert result["pii_recall"] is None  # not built yet: no made-up figure
+    assert result["pii_recall"] >= 0.98 and result["pii_samples"] >= 100
+    assert set(result["pii_recall_by_kind"]) >= {"email", "phone", "card", "iban", "national_id", "ip", "person"}
+    if result["ner_model"] is not None:
+        assert result["pii_recall_person"] >= 0.85
+    assert result["pii_false_positive_rate"] <= 0.1
+
+
+def test_the_pii_corpora_are_as_large_as_promised() -> None:
+    samples = [json.loads(line) for line in (CORPORA / "pii.jsonl").read_text().splitlines() if line.strip()]
+    values = [(g["kind"], g["value"]) for s in samples for g in s["pii"]]
+    assert len(values) >= 100 and all(v in s["text"] for s in samples for _, v in [(0, g["value"]) for g in s["pii"]])
+    assert {k for k, _ in values} == {"email", "phone", "card", "iban", "national_id", "ip", "person"}
+    benign = (CORPORA / "pii_benign.jsonl").read_text().splitlines()
+    assert len([b for b in benign if b.strip()]) >= 100

@@ -1,13 +1,16 @@
 """A small injection classifier over the memory's own MiniLM vector: logistic regression, 384 weights and a
 bias, shipped in injection_classifier.json. It adds recall where the rules (``injection.py``) miss an
 instruction phrased in a way they do not know, at a threshold chosen for a false-positive rate of at most
-0.5% on its training negatives. It runs only when the write's vector comes from the model it was trained
-on, after admission's rules and redaction (the vector is the one stored). Nothing downloads.
+0.5% on the people's turns among its training negatives. It runs only when the write's vector comes from
+the model it was trained on, after admission's rules and redaction (the vector is the one stored). Nothing
+downloads.
 
-Trained by ``python -m engram.policy.classifier CORPORA SUBSET60`` on tests/corpora/attacks.txt (the
-positives) and on tests/corpora/benign.txt with the user turns of LongMemEval's tuning file (the
-negatives); never on attacks_holdout.txt, LoCoMo or the LongMemEval validation split, which
-``engram eval policy`` measures it on.
+Trained by ``python -m engram.policy.classifier CORPORA SUBSET60``. Positives: tests/corpora/attacks.txt and
+a few thousand attacks generated from templates across the injection families (``attack_templates.py``),
+alone and inside ordinary text, in eight languages. Negatives: every user turn of LongMemEval's tuning file
+(``longmemeval_s_cleaned_subset60.json``), tests/corpora/benign.txt and generated benign look-alikes. Never
+trained on attacks_holdout.txt, LoCoMo or the LongMemEval validation split, which ``engram eval policy``
+measures it on.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from typing import Any
 import numpy as np
 
 WEIGHTS = Path(__file__).with_name("injection_classifier.json")
+L2 = 1e-3
+STEPS = 3000
+GENERATED_ATTACKS = 3000
+GENERATED_LOOK_ALIKES = 800
 
 
 @dataclass(frozen=True)
@@ -56,48 +63,70 @@ def classifier() -> InjectionClassifier | None:
 
 
 def train(
-    positives: np.ndarray[Any, Any], negatives: np.ndarray[Any, Any], *, false_positive_rate: float = 0.005
+    positives: np.ndarray[Any, Any],
+    negatives: np.ndarray[Any, Any],
+    *,
+    false_positive_rate: float = 0.005,
+    calibration: np.ndarray[Any, Any] | None = None,
+    l2: float = L2,
+    steps: int = STEPS,
 ) -> tuple[np.ndarray[Any, Any], float, float]:
-    """Weights, bias and threshold: class-weighted logistic regression by gradient descent, L2 1e-3."""
+    """Weights, bias and threshold: class-weighted logistic regression by gradient descent. The threshold
+    flags ``false_positive_rate`` of ``calibration`` (the negatives by default): text written by people, not
+    the look-alikes written to be hard."""
     x = np.vstack([positives, negatives]).astype(np.float64)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     y = np.r_[np.ones(len(positives)), np.zeros(len(negatives))]
     class_weight = np.where(y == 1, len(negatives) / len(positives), 1.0)
     w = np.zeros(x.shape[1])
     b = 0.0
-    for _ in range(3000):
+    for _ in range(steps):
         p = 1 / (1 + np.exp(-(x @ w + b)))
         g = (p - y) * class_weight
-        w -= 0.5 * (x.T @ g / len(y) + 1e-3 * w)
+        w -= 0.5 * (x.T @ g / len(y) + l2 * w)
         b -= 0.5 * float(g.mean())
-    negative_scores = x[len(positives) :] @ w + b
-    threshold = float(np.quantile(negative_scores, 1 - false_positive_rate))
+    held = x[len(positives) :] if calibration is None else np.asarray(calibration, dtype=np.float64)
+    held = held / np.linalg.norm(held, axis=1, keepdims=True)
+    threshold = float(np.quantile(held @ w + b, 1 - false_positive_rate))
     return w, b, threshold
 
 
 def _main(corpora: Path, subset60: Path) -> None:  # pragma: no cover - run by hand when the corpora change
     from engram.evaluation.policy import lines
+    from engram.policy.attack_templates import attacks, benign_look_alikes
     from engram.providers.local import MODEL_ID, LocalMiniLM
 
     sessions = json.loads(subset60.read_text())
-    turns = [
-        t["content"][:2000]
-        for instance in sessions
-        for session in instance["haystack_sessions"]
-        for t in session
-        if t["role"] == "user" and t["content"].strip()
-    ]
-    random.Random(1).shuffle(turns)  # noqa: S311 - a reproducible sample, not a secret
+    turns = list(
+        dict.fromkeys(
+            t["content"][:2000]
+            for instance in sessions
+            for session in instance["haystack_sessions"]
+            for t in session
+            if t["role"] == "user" and t["content"].strip()
+        )
+    )
+    random.Random(1).shuffle(turns)  # noqa: S311 - a reproducible order, not a secret
     model = LocalMiniLM()
     model.load()
-    positives = np.asarray(model.encode_sync(lines(corpora / "attacks.txt")))
-    negatives = np.asarray(model.encode_sync(turns[:4000] + lines(corpora / "benign.txt")))
-    w, b, threshold = train(positives, negatives)
+    # Alone: wrapped in ordinary text they taught the classifier that text more than the attack (it flagged
+    # more look-alikes and no more attacks on a hand-written development set).
+    attack_texts = lines(corpora / "attacks.txt") + attacks(GENERATED_ATTACKS, in_context=0.0)
+    look_alike_texts = lines(corpora / "benign.txt") + benign_look_alikes(GENERATED_LOOK_ALIKES)
+    positives = np.asarray(model.encode_sync(attack_texts))
+    people = np.asarray(model.encode_sync(turns))
+    look_alikes = np.asarray(model.encode_sync(look_alike_texts))
+    w, b, threshold = train(positives, np.vstack([people, look_alikes]), calibration=people)
     WEIGHTS.write_text(
         json.dumps(
             {
                 "model_id": MODEL_ID,
-                "trained_on": {"positives": len(positives), "negatives": len(negatives), "false_positive_rate": 0.005},
+                "trained_on": {
+                    "positives": len(positives),
+                    "negatives": len(people) + len(look_alikes),
+                    "false_positive_rate": 0.005,
+                    "calibrated_on": "LongMemEval subset60 user turns",
+                },
                 "weights": [round(float(v), 6) for v in w],
                 "bias": round(b, 6),
                 "threshold": round(threshold, 6),
