@@ -160,9 +160,12 @@ async def test_tenants_have_their_own_vaults(engram: Engram) -> None:
 
 @ner
 async def test_person_names_are_masked_and_recall_finds_them(engram: Engram) -> None:
-    written = await engram.remember("Priya Raman prefers to be contacted by email", user_id="u1")
+    written = await engram.remember(
+        "Priya Raman prefers to be contacted by email", user_id="u1", metadata={"customer": "priya raman"}
+    )
     stored = await engram.get(written.id)
     assert stored.content == "PERSON_A prefers to be contacted by email"
+    assert stored.metadata == {"customer": "PERSON_A"}  # the name, wherever else it is written
     result = await engram.recall("how does Priya Raman want to be contacted?", user_id="u1")
     assert result.items and result.items[0].id == written.id
     assert "PERSON_A" in (await engram.receipt(result.receipt_id)).query

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +71,8 @@ def _rebuild(value: Any, path: str, new: dict[str, str]) -> Any:
 
 
 async def detect(policy: AdmissionPolicy, items: Sequence[MemoryInput]) -> list[dict[str, list[Found]]]:
-    """Each item's finds by field path: structured kinds everywhere, names in content and summary."""
+    """Each item's finds by field path: structured kinds everywhere; names in content and summary, and
+    wherever else those names are written (a metadata ``speaker``, a tag)."""
     kinds = [k for k in policy.pii_kinds if k != "person"]
     fields = [_Fields.of(item) for item in items]
     out: list[dict[str, list[Found]]] = [
@@ -83,7 +84,20 @@ async def detect(policy: AdmissionPolicy, items: Sequence[MemoryInput]) -> list[
         found = await asyncio.to_thread(ner.find_names, texts) if texts else []
         for (i, path), names in zip(where, found, strict=True):
             out[i][path] = merge(out[i][path], names)
+        for i, f in enumerate(fields):
+            people = {n.value.casefold(): n for part in ("content", "summary") for n in out[i].get(part, [])
+                      if n.kind == "person"}  # fmt: skip
+            for other, text in f.texts.items():
+                if people and other not in ("content", "summary"):
+                    out[i][other] = merge(out[i][other], list(_written(text, people)))
     return [{path: f for path, f in item.items() if f} for item in out]
+
+
+def _written(text: str, people: dict[str, Found]) -> Iterator[Found]:
+    """Where these names appear in ``text`` (whole words, any case)."""
+    for value, name in people.items():
+        for m in re.finditer(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE):
+            yield Found("person", m.start(), m.end(), m.group(), name.normal)
 
 
 def _kinds(finds: dict[str, list[Found]]) -> str:
