@@ -88,7 +88,8 @@ async def detect(policy: AdmissionPolicy, items: Sequence[MemoryInput]) -> list[
             people = {n.value.casefold(): n for part in ("content", "summary") for n in out[i].get(part, [])
                       if n.kind == "person"}  # fmt: skip
             for other, text in f.texts.items():
-                if people and other not in ("content", "summary"):
+                # A source.ref is a locator: a name inside a URL stays, or the link breaks.
+                if people and other not in ("content", "summary", "source.ref"):
                     out[i][other] = merge(out[i][other], list(_written(text, people)))
     return [{path: f for path, f in item.items() if f} for item in out]
 

@@ -26,7 +26,7 @@ EXACT: LiteralString = (
 )
 # Near duplicates are looked for among the most recent NEAR_WINDOW memories of the scope, kind and visibility
 # (memories_dedup_scope): repeats come close together, and a write must not cost a scan of a large scope.
-# Each group's window is read once (in binary: no text parsing of vectors) and compared in numpy.
+# One new memory is compared in the database; a batch reads each group's window once (binary) into numpy.
 NEAR_WINDOW = 200
 WINDOWS: LiteralString = """
 SELECT g.n, r.id, e.embedding
@@ -40,6 +40,18 @@ SELECT g.n, r.id, e.embedding
  CROSS JOIN LATERAL (  -- by its primary key, whatever the planner believes of a freshly loaded table
        SELECT e.embedding FROM memory_embeddings e
         WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = r.id AND e.model_id = %(model)s LIMIT 1) e
+"""
+# One new memory of a group: the database ranks its window, and only the best match crosses the wire.
+NEAREST: LiteralString = """
+SELECT r.id, 1 - (e.embedding <=> %(vector)s) AS similarity
+  FROM (SELECT m.id FROM memories m
+         WHERE m.tenant_id = %(tenant_id)s AND m.scope_key = %(scope)s AND m.kind = %(kind)s
+           AND m.visibility = %(visibility)s AND m.status = 'active' AND m.fact_key IS NULL
+         ORDER BY m.id DESC LIMIT %(window)s) r
+ CROSS JOIN LATERAL (
+       SELECT e.embedding FROM memory_embeddings e
+        WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = r.id AND e.model_id = %(model)s LIMIT 1) e
+ ORDER BY e.embedding <=> %(vector)s LIMIT 1
 """
 CONTENTS: LiteralString = "SELECT id, content FROM memories WHERE tenant_id = %s AND id = ANY(%s)"
 MERGE: LiteralString = (
@@ -99,6 +111,34 @@ async def near(
     groups = sorted({(p.scope, p.kind, p.visibility) for p in todo})
     if not groups:
         return {}
+    if len(todo) == 1:
+        best = await _nearest(conn, tenant_id, model, todo[0], threshold)
+    else:
+        best = await _windows(conn, tenant_id, model, todo, groups, threshold)
+    if not best:
+        return {}
+    contents = await (await conn.execute(CONTENTS, [tenant_id, list({mid for mid, _ in best.values()})])).fetchall()
+    text = {r["id"]: r["content"] for r in contents}
+    return {o: (mid, sim, text[mid]) for o, (mid, sim) in best.items()}
+
+
+async def _nearest(
+    conn: Conn, tenant_id: str, model: str, p: Probe, threshold: float
+) -> dict[int, tuple[uuid.UUID, float]]:
+    params = {
+        "vector": p.vector, "tenant_id": tenant_id, "scope": p.scope, "kind": p.kind, "visibility": p.visibility,
+        "model": model, "window": NEAR_WINDOW,
+    }  # fmt: skip
+    row = await (await conn.execute(NEAREST, params)).fetchone()
+    if row is None or row["similarity"] < threshold:
+        return {}
+    return {p.ord: (row["id"], float(row["similarity"]))}
+
+
+async def _windows(
+    conn: Conn, tenant_id: str, model: str, todo: list[Probe], groups: list[tuple[str, str, str]], threshold: float
+) -> dict[int, tuple[uuid.UUID, float]]:
+    """Many new memories: each group's window read once (binary) and compared in numpy."""
     params = {
         "scopes": [g[0] for g in groups], "kinds": [g[1] for g in groups], "visibilities": [g[2] for g in groups],
         "tenant_id": tenant_id, "model": model, "window": NEAR_WINDOW,
@@ -121,11 +161,7 @@ async def near(
         for p, top, row in zip(members, tops, sims, strict=True):
             if row[top] >= threshold:
                 best[p.ord] = (ids[int(top)], float(row[top]))
-    if not best:
-        return {}
-    contents = await (await conn.execute(CONTENTS, [tenant_id, list({mid for mid, _ in best.values()})])).fetchall()
-    text = {r["id"]: r["content"] for r in contents}
-    return {o: (mid, sim, text[mid]) for o, (mid, sim) in best.items()}
+    return best
 
 
 async def merge(
