@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from engram import Engram, HashingEmbedder, Settings
+from engram.providers.base import Vector
 from engram.store import embeddings as emb
 from engram.store.embedded import EmbeddedPostgres
 from engram.store.migrate import migrate
@@ -111,5 +112,27 @@ async def engram(database_url: str) -> AsyncIterator[Engram]:
     mem = await Engram.open(settings_for(database_url), embedder=HashingEmbedder(), tenant="acme")
     try:
         yield mem
+    finally:
+        await mem.close()
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """The hashing embedder, keeping every text it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
+        self.seen.extend(texts)
+        return await super().embed(texts)
+
+
+@pytest.fixture
+async def recorded(database_url: str) -> AsyncIterator[tuple[Engram, RecordingEmbedder]]:
+    embedder = RecordingEmbedder()
+    mem = await Engram.open(settings_for(database_url), embedder=embedder, tenant="acme")
+    try:
+        yield mem, embedder
     finally:
         await mem.close()

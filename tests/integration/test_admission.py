@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,33 +12,10 @@ import psycopg
 import pytest
 
 from engram import ConflictError, Engram, PolicyRejection
-from engram.providers.base import Vector
 from engram.providers.hashing import HashingEmbedder
-from tests.conftest import settings_for
+from tests.conftest import RecordingEmbedder, settings_for
 
 GITHUB = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
-
-
-class RecordingEmbedder(HashingEmbedder):
-    """The hashing embedder, keeping every text it was asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[str] = []
-
-    async def embed(self, texts: Sequence[str]) -> list[Vector]:
-        self.seen.extend(texts)
-        return await super().embed(texts)
-
-
-@pytest.fixture
-async def recorded(database_url: str) -> AsyncIterator[tuple[Engram, RecordingEmbedder]]:
-    embedder = RecordingEmbedder()
-    mem = await Engram.open(settings_for(database_url), embedder=embedder, tenant="acme")
-    try:
-        yield mem, embedder
-    finally:
-        await mem.close()
 
 
 async def test_a_secret_reaches_no_table_log_embedding_or_receipt(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
@@ -16,23 +15,12 @@ from engram import Engram, PermissionDenied, PolicyRejection
 from engram.errors import VaultLocked
 from engram.model.access import Principal
 from engram.policy import names
-from tests.conftest import TEST_VAULT_KEYS, settings_for
-from tests.integration.test_admission import RecordingEmbedder
+from tests.conftest import TEST_VAULT_KEYS, RecordingEmbedder, settings_for
 
 EMAIL = "jane.doe@example.org"
 PHONE = "+44 20 7946 0958"
 CARD = "4539 1488 0343 6467"
 ner = pytest.mark.skipif(not names.available(), reason="the ner extra is not installed")
-
-
-@pytest.fixture
-async def recorded(database_url: str) -> AsyncIterator[tuple[Engram, RecordingEmbedder]]:
-    embedder = RecordingEmbedder()
-    mem = await Engram.open(settings_for(database_url), embedder=embedder, tenant="acme")
-    try:
-        yield mem, embedder
-    finally:
-        await mem.close()
 
 
 async def _all_rows(database_url: str) -> list[str]:
