@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg.rows import dict_row
+
 from engram import Engram
 from engram.model import WriteResult
+from engram.store import dedup
 
 
 async def test_an_exact_repeat_merges_into_the_stored_memory(engram: Engram) -> None:
@@ -69,3 +74,34 @@ async def test_the_transcript_profile_keeps_every_repeat(engram: Engram) -> None
     a = await engram.remember("yeah, see you tomorrow")
     b = await engram.remember("yeah, see you tomorrow")
     assert a.id != b.id and b.merged_into is None
+
+
+async def test_a_single_writes_duplicate_search_reads_each_vector_once(engram: Engram, database_url: str) -> None:
+    """The database ranks the scope's recent window with one index step per vector, whichever index of
+    memory_embeddings the planner picks (on a table grown since its statistics, it once scanned the tenant's
+    vectors for each one). Here the primary key is dropped, in a transaction rolled back, to force the other."""
+    await engram.remember_many([{"content": f"ticket {i} closed by the night shift crew"} for i in range(150)])
+    gateway = engram.gateway
+    assert gateway is not None
+    [vector] = await gateway.embed(["a ticket closed by the night shift"])
+    async with await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as conn:
+        await register_vector_async(conn)
+        await conn.execute("SELECT set_config('engram.tenant_id', 'acme', false)")
+        group = await (
+            await conn.execute("SELECT DISTINCT scope_key, kind, visibility FROM memories WHERE tenant_id = 'acme'")
+        ).fetchall()
+        assert len(group) == 1
+        params = {
+            "vector": vector, "tenant_id": "acme", "scope": group[0]["scope_key"], "kind": group[0]["kind"],
+            "visibility": group[0]["visibility"], "model": gateway.model_id, "window": dedup.NEAR_WINDOW,
+        }  # fmt: skip
+        async with conn.transaction(force_rollback=True):
+            await conn.execute("ALTER TABLE memory_embeddings DROP CONSTRAINT memory_embeddings_pkey")
+            row = await (
+                await conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + dedup.NEAREST, params)
+            ).fetchone()
+    assert row is not None
+    plan = row["QUERY PLAN"][0]["Plan"]
+    assert plan["Actual Rows"] == 1
+    # A few buffer hits per vector (an index descent and the heap); a scan of the tenant's vectors was ~100.
+    assert plan["Shared Hit Blocks"] < 150 * 8

@@ -33,6 +33,8 @@ def create_app(
         own = engram is None
         eng = engram if engram is not None else await Engram.open(settings)
         app.state.engram = eng
+        if own:  # a server: the first write should not wait for models to load
+            await eng.warm()
         worker = EnrichmentWorker(eng, interval=enrichment_interval) if run_worker else None
         if worker:
             worker.start()

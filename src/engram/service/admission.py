@@ -3,6 +3,7 @@ by its admins) and the decision applied to the items of a write."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ from engram.model.admission import PROFILES, AdmissionPolicy, AdmissionPolicyPat
 from engram.model.decision import Admission, Decision, Reason
 from engram.model.memory import Memory, MemoryInput
 from engram.model.validation import parse
-from engram.policy import admit
+from engram.policy import admit, names
 from engram.policy.classifier import classifier
 from engram.providers.base import Vector
 from engram.service.core import Core
@@ -121,6 +122,12 @@ def rejection(admission: Admission) -> PolicyRejection:
 
 class Admissions(Core):
     """The tenant's admission policy, as operations of Engram."""
+
+    async def warm(self) -> None:
+        """Load the admission models (the NER, the injection classifier) now, as a server starts, rather than
+        in the first write that needs them."""
+        await asyncio.to_thread(names.warm)
+        await asyncio.to_thread(classifier)
 
     async def admission_policy(
         self, *, tenant: str | None = None, principal: Principal | None = None

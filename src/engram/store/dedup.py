@@ -27,30 +27,35 @@ EXACT: LiteralString = (
 # Near duplicates are looked for among the most recent NEAR_WINDOW memories of the scope, kind and visibility
 # (memories_dedup_scope): repeats come close together, and a write must not cost a scan of a large scope.
 # One new memory is compared in the database; a batch reads each group's window once (binary) into numpy.
+# Each vector is looked up by memory and content hash: then either index of memory_embeddings finds it in one
+# step, whichever the planner picks on a table whose statistics lag behind its growth (a vector of older
+# content is stale and not compared).
 NEAR_WINDOW = 200
 WINDOWS: LiteralString = """
 SELECT g.n, r.id, e.embedding
   FROM unnest(%(scopes)s::text[], %(kinds)s::text[], %(visibilities)s::text[])
        WITH ORDINALITY AS g(scope, kind, visibility, n)
  CROSS JOIN LATERAL (
-       SELECT m.id FROM memories m
+       SELECT m.id, m.content_hash FROM memories m
         WHERE m.tenant_id = %(tenant_id)s AND m.scope_key = g.scope AND m.kind = g.kind
           AND m.visibility = g.visibility AND m.status = 'active' AND m.fact_key IS NULL
         ORDER BY m.id DESC LIMIT %(window)s) r
- CROSS JOIN LATERAL (  -- by its primary key, whatever the planner believes of a freshly loaded table
+ CROSS JOIN LATERAL (
        SELECT e.embedding FROM memory_embeddings e
-        WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = r.id AND e.model_id = %(model)s LIMIT 1) e
+        WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = r.id AND e.model_id = %(model)s
+          AND e.content_hash = r.content_hash LIMIT 1) e
 """
 # One new memory of a group: the database ranks its window, and only the best match crosses the wire.
 NEAREST: LiteralString = """
 SELECT r.id, 1 - (e.embedding <=> %(vector)s) AS similarity
-  FROM (SELECT m.id FROM memories m
+  FROM (SELECT m.id, m.content_hash FROM memories m
          WHERE m.tenant_id = %(tenant_id)s AND m.scope_key = %(scope)s AND m.kind = %(kind)s
            AND m.visibility = %(visibility)s AND m.status = 'active' AND m.fact_key IS NULL
          ORDER BY m.id DESC LIMIT %(window)s) r
  CROSS JOIN LATERAL (
        SELECT e.embedding FROM memory_embeddings e
-        WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = r.id AND e.model_id = %(model)s LIMIT 1) e
+        WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = r.id AND e.model_id = %(model)s
+          AND e.content_hash = r.content_hash LIMIT 1) e
  ORDER BY e.embedding <=> %(vector)s LIMIT 1
 """
 CONTENTS: LiteralString = "SELECT id, content FROM memories WHERE tenant_id = %s AND id = ANY(%s)"
