@@ -1,5 +1,5 @@
 """A small injection classifier over the memory's own MiniLM vector: logistic regression, 384 weights and a
-bias, shipped in injection_classifier.json. It adds recall where the rules (``injection.py``) miss an
+bias, shipped in injection_classifier.json. It adds recall where the rules (``injection/``) miss an
 instruction phrased in a way they do not know, at a threshold chosen for a false-positive rate of at most
 0.5% on the people's turns among its training negatives. It runs only when the write's vector comes from
 the model it was trained on, after admission's rules and redaction (the vector is the one stored). Nothing
