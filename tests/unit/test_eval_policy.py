@@ -31,6 +31,7 @@ def test_the_rules_keep_their_figures_and_spare_the_look_alikes(tmp_path: Path) 
     assert result["injection_recall_tuned"] >= 0.95 and result["secrets_recall"] >= 0.95
     assert 0.0 <= result["injection_recall_held_out"] <= 1.0
     assert result["look_alikes_flagged"] == []
+    assert result["agent_memory_samples"] == 1000 and result["agent_memory_false_positive_rate"] == 0.0
     assert result["pii_recall"] >= 0.98 and result["pii_samples"] >= 100
     assert set(result["pii_recall_by_kind"]) >= {"email", "phone", "card", "iban", "national_id", "ip", "person"}
     if result["ner_model"] is not None:

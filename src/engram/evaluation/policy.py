@@ -20,11 +20,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engram.bench.texts import memory_texts
 from engram.evaluation import pii
 from engram.model import MemoryInput
 from engram.model.admission import PROFILES
 from engram.policy import admit
 from engram.policy.classifier import classifier
+from engram.policy.pii import masked_texts
 
 CORPORA = Path(__file__).resolve().parents[3] / "tests" / "corpora"
 _BENIGN_CONTEXT = [
@@ -146,12 +148,14 @@ def benign_turns(locomo: Path, longmemeval: Path) -> Iterator[str]:
                     yield t["content"][:12000]
 
 
+AGENT_MEMORY_SAMPLES = 1000
 Encode = Callable[[list[str]], Any]  # texts -> vectors of the classifier's model
 
 
 def _screen(texts: list[str], source: str, encode: Encode | None) -> list[set[str]]:
     """For each text, the checks that spoke up (the default policy): the rules, and the injection
-    classifier over the vector of what the rules admitted, as the write path does."""
+    classifier over the vector of what the rules admitted with its personal data masked, as the write path
+    stores and screens it."""
     policy = PROFILES["default"]
     results: list[set[str]] = []
     active: list[tuple[int, str]] = []
@@ -165,7 +169,8 @@ def _screen(texts: list[str], source: str, encode: Encode | None) -> list[set[st
     if encode is not None and model is not None:
         for at in range(0, len(active), 256):
             part = active[at : at + 256]
-            for (i, _), vector in zip(part, encode([c for _, c in part]), strict=True):
+            stored = masked_texts([c for _, c in part], policy.pii_kinds) if policy.pii != "off" else []
+            for (i, _), vector in zip(part, encode(stored or [c for _, c in part]), strict=True):
                 if model.flags(vector):
                     results[i].add("injection")
     return results
@@ -201,6 +206,10 @@ def evaluate(corpora: Path, locomo: Path, longmemeval: Path, encode: Encode | No
     look_alike_flags = [
         t for t, checks in zip(look_alikes, _screen(look_alikes, "user_message", encode), strict=True) if checks
     ]
+    # Memories as agents keep them (procedures, preferences, decisions, tool results): the bench's templates,
+    # which neither the rules nor the classifier were shaped on.
+    agent = memory_texts(AGENT_MEMORY_SAMPLES, seed=17)
+    agent_flags = [t for t, checks in zip(agent, _screen(agent, "user_message", encode), strict=True) if checks]
     benign = list(benign_turns(locomo, longmemeval))
     flagged: Counter[str] = Counter(check for checks in _screen(benign, "user_message", encode) for check in checks)
     turns = len(benign)
@@ -222,6 +231,9 @@ def evaluate(corpora: Path, locomo: Path, longmemeval: Path, encode: Encode | No
         "benign_samples": turns,
         "injection_false_positive_rate": round(flagged["injection"] / turns, 5) if turns else None,
         "secrets_false_positive_rate": round(flagged["secrets"] / turns, 5) if turns else None,
+        "agent_memory_samples": len(agent),
+        "agent_memory_false_positive_rate": round(len(agent_flags) / len(agent), 5),
+        "agent_memory_flagged": agent_flags[:20],
         "look_alikes": len(look_alikes),
         "look_alikes_flagged": look_alike_flags,
         "seconds": round(time.perf_counter() - started, 1),

@@ -184,16 +184,21 @@ _FOREIGN_PAYLOADS = {
 }  # fmt: skip
 
 
+def fill(rnd: random.Random, text: str, slots: dict[str, list[str]], rounds: int = 1) -> str:
+    """``text`` with each ``{slot}`` replaced by a random option (``rounds`` times: options may hold slots)."""
+    for _ in range(rounds):
+        for name, options in slots.items():
+            while "{" + name + "}" in text:
+                text = text.replace("{" + name + "}", rnd.choice(options), 1)
+    return text
+
+
 def _fill(rnd: random.Random, text: str) -> str:
     slots = {
         "brand": _BRANDS, "word": _WORDS, "url": _URLS, "email": _EMAILS, "tool": _TOOLS, "args": _ARGS,
         "amount": _AMOUNTS, "account": _ACCOUNTS, "user": _USERS, "doc": _DOCS, "topic": _TOPICS,
     }  # fmt: skip
-    for _ in range(3):
-        for name, options in slots.items():
-            while "{" + name + "}" in text:
-                text = text.replace("{" + name + "}", rnd.choice(options), 1)
-    return text
+    return fill(rnd, text, slots, rounds=3)
 
 
 def _payload(rnd: random.Random) -> str:
@@ -429,10 +434,7 @@ def benign_look_alikes(n: int = 800, seed: int = 29) -> list[str]:
     tries = 0
     while len(out) < n and tries < 50 * n:
         tries += 1
-        text = rnd.choice(_BENIGN)
-        for name, options in _BENIGN_SLOTS.items():
-            while "{" + name + "}" in text:
-                text = text.replace("{" + name + "}", rnd.choice(options), 1)
+        text = fill(rnd, rnd.choice(_BENIGN), _BENIGN_SLOTS)
         text = text[0].upper() + text[1:] + rnd.choice([".", "!", "", "."])
         if rnd.random() < 0.3:
             text = f"{rnd.choice(_CONTEXTS)} {text}"

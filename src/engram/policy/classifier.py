@@ -1,14 +1,17 @@
 """A small injection classifier over the memory's own MiniLM vector: logistic regression, 384 weights and a
 bias, shipped in injection_classifier.json. It adds recall where the rules (``injection/``) miss an
 instruction phrased in a way they do not know, at a threshold chosen for a false-positive rate of at most
-0.5% on the people's turns among its training negatives. It runs only when the write's vector comes from
-the model it was trained on, after admission's rules and redaction (the vector is the one stored). Nothing
-downloads.
+0.5% on the people's turns and agents' memories among its training negatives. It runs only when the write's
+vector comes from the model it was trained on, after admission's rules and redaction (the vector is the one
+stored). Nothing downloads.
 
 Trained by ``python -m engram.policy.classifier CORPORA SUBSET60``. Positives: tests/corpora/attacks.txt and
 a few thousand attacks generated from templates across the injection families (``attack_templates.py``),
 alone and inside ordinary text, in eight languages. Negatives: every user turn of LongMemEval's tuning file
-(``longmemeval_s_cleaned_subset60.json``), tests/corpora/benign.txt and generated benign look-alikes. Never
+(``longmemeval_s_cleaned_subset60.json``), tests/corpora/benign.txt, generated benign look-alikes and
+generated memories of the kinds agents keep (``memory_templates.py``: procedures, standing instructions,
+contact preferences, which are imperative and speak of sending and replying as attacks do). Each text also
+as stored with its personal data masked (placeholders such as PERSON_C), as most tenants store it. Never
 trained on attacks_holdout.txt, LoCoMo or the LongMemEval validation split, which ``engram eval policy``
 measures it on.
 """
@@ -30,6 +33,7 @@ L2 = 1e-3
 STEPS = 3000
 GENERATED_ATTACKS = 3000
 GENERATED_LOOK_ALIKES = 800
+AGENT_MEMORIES = 3000
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,8 @@ def train(
 def _main(corpora: Path, subset60: Path) -> None:  # pragma: no cover - run by hand when the corpora change
     from engram.evaluation.policy import lines
     from engram.policy.attack_templates import attacks, benign_look_alikes
+    from engram.policy.memory_templates import agent_memories
+    from engram.policy.pii import masked_texts
     from engram.providers.local import MODEL_ID, LocalMiniLM
 
     sessions = json.loads(subset60.read_text())
@@ -113,19 +119,31 @@ def _main(corpora: Path, subset60: Path) -> None:  # pragma: no cover - run by h
     # more look-alikes and no more attacks on a hand-written development set).
     attack_texts = lines(corpora / "attacks.txt") + attacks(GENERATED_ATTACKS, in_context=0.0)
     look_alike_texts = lines(corpora / "benign.txt") + benign_look_alikes(GENERATED_LOOK_ALIKES)
-    positives = np.asarray(model.encode_sync(attack_texts))
-    people = np.asarray(model.encode_sync(turns))
-    look_alikes = np.asarray(model.encode_sync(look_alike_texts))
-    w, b, threshold = train(positives, np.vstack([people, look_alikes]), calibration=people)
+
+    # Every text also as a tenant that masks personal data stores it (PERSON_C, EMAIL_17): the classifier
+    # screens that vector, and placeholders it never saw in people's text read to it as template slots.
+    def both(texts: list[str], seed: int) -> list[str]:
+        masked = masked_texts(texts, seed=seed)
+        return texts + [m for t, m in zip(texts, masked, strict=True) if m != t]
+
+    positives = np.asarray(model.encode_sync(both(attack_texts, 1)))
+    people = np.asarray(model.encode_sync(both(turns, 2)))
+    look_alikes = np.asarray(model.encode_sync(both(look_alike_texts, 3)))
+    memories = np.asarray(model.encode_sync(both(agent_memories(AGENT_MEMORIES), 4)))
+    # The threshold holds the false-positive rate on what people and agents write, not on the look-alikes.
+    w, b, threshold = train(
+        positives, np.vstack([people, look_alikes, memories]), calibration=np.vstack([people, memories])
+    )
     WEIGHTS.write_text(
         json.dumps(
             {
                 "model_id": MODEL_ID,
                 "trained_on": {
                     "positives": len(positives),
-                    "negatives": len(people) + len(look_alikes),
+                    "negatives": len(people) + len(look_alikes) + len(memories),
                     "false_positive_rate": 0.005,
-                    "calibrated_on": "LongMemEval subset60 user turns",
+                    "calibrated_on": "LongMemEval subset60 user turns and generated agent memories, as written and "
+                    "masked",
                 },
                 "weights": [round(float(v), 6) for v in w],
                 "bias": round(b, 6),

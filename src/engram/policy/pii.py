@@ -240,3 +240,25 @@ def replace(text: str, found: Sequence[Found], placeholders: dict[tuple[str, str
         at = f.end
     out.append(text[at:])
     return "".join(out)
+
+
+def masked_texts(texts: Sequence[str], kinds: Sequence[str] = PII_KINDS, *, seed: int | None = None) -> list[str]:
+    """Each text as the write path stores it, without a vault: its personal data replaced by placeholders,
+    numbered per text (or at random, with ``seed``, as a tenant's placeholders run high). For what must see
+    stored text as it is (the injection classifier's training and its evaluation)."""
+    import random
+
+    from engram.policy import names as ner  # it builds on this module
+
+    rng = random.Random(seed)  # noqa: S311 - placeholder numbers, not secrets
+    people = ner.find_names(list(texts)) if "person" in kinds else [[] for _ in texts]
+    out = []
+    for text, named in zip(texts, people, strict=True):
+        found = merge(find_structured(text, [k for k in kinds if k != "person"]), named)
+        ordinals: dict[tuple[str, str], str] = {}
+        for f in found:
+            if (f.kind, f.normal) not in ordinals:
+                n = sum(1 for k, _ in ordinals if k == f.kind) + 1
+                ordinals[(f.kind, f.normal)] = placeholder(f.kind, n if seed is None else n + rng.randrange(40))
+        out.append(replace(text, found, ordinals))
+    return out
