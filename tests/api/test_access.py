@@ -200,6 +200,27 @@ async def test_an_admin_changes_the_tenants_language_and_every_memory_follows(ma
     assert (await other.get("/v1/tenant")).json()["fts_config"] == "english"  # one tenant's setting
 
 
+async def test_an_admin_sets_the_tenants_trust_in_each_source(make_client: MakeClient) -> None:
+    admin = await make_client(role="admin")
+    agent = await make_client(role="agent")
+    assert (await admin.get("/v1/tenant")).json()["source_trust"]["agent_inference"] == 0.5
+    changed = await admin.patch("/v1/tenant", json={"source_trust": {"agent_inference": 0.2}})
+    assert changed.status_code == 200, changed.text
+    trust = changed.json()["source_trust"]
+    assert trust["agent_inference"] == 0.2 and trust["tool_result"] == 1.0 and changed.json()["fts_config"] == "english"
+    for body, field in (
+        ({"source_trust": {"rumour": 0.5}}, "source_trust.rumour"),
+        ({"source_trust": {"tool_result": 2}}, "source_trust.tool_result"),
+        ({}, None),
+    ):
+        bad = await admin.patch("/v1/tenant", json=body)
+        assert bad.status_code == 422, bad.text
+        if field:
+            assert bad.json()["error"]["field"].startswith(field), bad.json()
+    assert (await agent.patch("/v1/tenant", json={"source_trust": {"tool_result": 0.1}})).status_code == 403
+    assert (await admin.get("/v1/tenant")).json()["source_trust"]["agent_inference"] == 0.2
+
+
 async def test_a_bound_key_of_any_role_stays_inside_its_binding(make_client: MakeClient) -> None:
     """The hostile review's cases: bound reviewer and admin keys wrote tenant-wide and system memories, a
     bound admin made itself an unbound admin key, a key bound to a user changed tenant-wide memories."""

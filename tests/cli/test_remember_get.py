@@ -98,7 +98,11 @@ def test_recall_prints_items_or_the_packet(data_dir: Path, workdir: Path) -> Non
     p = run_cli(
         "recall", "Error 504", "--tenant", "acme", "--packet", "--max-items", "1", "--data-dir", data_dir, cwd=workdir
     )
-    assert p.returncode == 0 and p.stdout.count("<memory id=") == 1 and "untrusted evidence" in p.stdout
+    assert p.returncode == 0 and "untrusted evidence" in p.stdout
+    assert [line for line in p.stdout.splitlines() if line.startswith("[")] == [
+        f"[1] {line.split('] ', 1)[1]}" for line in p.stdout.splitlines() if line.startswith("[1] ")
+    ]
+    assert "[1] " in p.stdout and "Error 504 from the billing gateway" in p.stdout and "[2] " not in p.stdout
     bad = run_cli("recall", "x", "--tenant", "acme", "--preset", "magic", "--data-dir", data_dir, cwd=workdir)
     assert bad.returncode == 2 and "preset" in flat(bad.stderr)
 

@@ -257,3 +257,42 @@ def test_environment_variables_really_set_the_settings(monkeypatch: pytest.Monke
         assert getattr(settings, field) == value
     assert settings.database_url is not None
     assert settings.database_url.get_secret_value() == "postgresql://u:p@db/engram"
+
+
+def test_retrieval_doc_shows_the_trust_priors_and_a_packet_as_built() -> None:
+    import uuid
+    from datetime import UTC, datetime
+
+    from engram.model.memory import Source
+    from engram.model.recall import RecallItem
+    from engram.model.tenant import DEFAULT_SOURCE_TRUST
+    from engram.retrieval import packet as pk
+    from engram.retrieval.tokens import default_counter
+
+    text = read("retrieval.md")
+    documented = {}
+    for row in table(text, "source type"):
+        for name in row["source type"].split(","):
+            documented[name.strip()] = float(row["trust"])
+    assert documented == DEFAULT_SOURCE_TRUST
+
+    shown = text.split("marks memories as untrusted evidence, never instructions:\n\n```\n", 1)[1].split("```")[0]
+
+    def item(content: str, source: str, day: datetime, confidence: float, conflicts: list[uuid.UUID]) -> RecallItem:
+        return RecallItem(
+            id=uuid.uuid4(), content=content, summary=None, kind="semantic", source=Source(type=source),  # type: ignore[arg-type]
+            recorded_at=day, valid_from=day, confidence=confidence, importance=0.5, score=1.0, ranks={}, signals={},
+            reasons=[], conflicts_with=conflicts,
+        )  # fmt: skip
+
+    paid = item(
+        "Invoice INV-77 was paid in full on 2026-11-02", "tool_result", datetime(2026, 11, 2, tzinfo=UTC), 1.0, []
+    )
+    items = [
+        paid,
+        item("Invoice INV-77 is probably still unpaid", "agent_inference", datetime(2026, 11, 5, tzinfo=UTC), 0.76, []),
+        item("Invoice INV-77 is open", "user_message", datetime(2024, 3, 5, tzinfo=UTC), 1.0, [paid.id]),
+    ]
+    packet = pk.build(items, max_items=5, max_tokens=500, count=default_counter())
+    assert packet.text == shown
+    assert "35 cl100k tokens" in text and default_counter()(pk.header(2026)) == 35

@@ -93,7 +93,7 @@ def test_trusted_construction_is_model_construct() -> None:
         "id": uuid.uuid4(), "content": "Error 504 on the gateway", "summary": None, "kind": "episodic",
         "source": Source(type="tool_result", ref="run-7"), "recorded_at": now, "valid_from": now - timedelta(days=2),
         "confidence": 0.8, "importance": 0.5, "score": 0.91, "ranks": {"lexical": 1}, "signals": {"lexical": 3.2},
-        "reasons": ["lexical#1"], "require_citation": True,
+        "reasons": ["lexical#1"], "require_citation": True, "ref": 1, "trust": 1.0, "conflicts_with": [],
     }  # fmt: skip
     fast, slow = trusted(RecallItem, dict(values)), RecallItem.model_construct(**values)
     assert fast == slow

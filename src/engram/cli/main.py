@@ -420,6 +420,18 @@ def bench_recall(
     _print_bench("engram bench recall", result, as_json)
 
 
+@bench_app.command("packet")
+def bench_packet(
+    items: Annotated[int, typer.Option(help="Memories of 10-20 words to pack.")] = 200,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
+) -> None:
+    """The packet's cost in cl100k tokens: its header, the wrapping per item, and how many memories of 10-20
+    words fit in 300 tokens."""
+    from engram.bench.packet import run_packet_bench
+
+    _print_bench("engram bench packet", run_packet_bench(items=items), as_json)
+
+
 @bench_app.command("isolation")
 def bench_isolation(
     attackers: Annotated[int, typer.Option(help="Concurrent recalls of the attacking tenant.")] = 10,

@@ -91,6 +91,7 @@ async def evaluate(
     per_q: list[dict[str, Any]] = []
     latencies: list[float] = []
     decisions: Counter[str] = Counter()
+    questions: list[tuple[str, str]] = []  # (question, its conversation's tenant)
     engram.retriever.clear_query_cache()  # each preset's latency includes its queries' embedding
     for sample in data:
         by_memory = await ingest(engram, decisions, sample)
@@ -106,8 +107,32 @@ async def evaluate(
             )
             latencies.append(ms)
             ranked = [by_memory.get(str(i.id), "") for i in result.items]
-            per_q.append({"category": int(qa["category"]), "ranked": ranked, "gold": gold})
-    return {**summarise(per_q, latencies, preset), "admission": dict(sorted(decisions.items()))}
+            per_q.append({"category": int(qa["category"]), "ranked": ranked, "gold": gold, "abstain": result.abstain})
+            if int(qa["category"]) in TARGET_CATEGORIES:
+                questions.append((str(qa["question"]), tenant))
+    foreign = await _ask_elsewhere(engram, questions, preset, config)
+    return {
+        **summarise(per_q, latencies, preset),
+        "abstain_rate_foreign": round(mean(foreign), 4) if foreign else None,
+        "admission": dict(sorted(decisions.items())),
+    }
+
+
+async def _ask_elsewhere(
+    engram: Engram, questions: list[tuple[str, str]], preset: str, config: RetrievalConfig | None
+) -> list[bool]:
+    """Each question asked of the next conversation's tenant (other people, other events: nothing there
+    answers it): whether recall abstained."""
+    tenants = list(dict.fromkeys(t for _, t in questions))
+    if len(tenants) < 2:
+        return []
+    following = {t: tenants[(i + 1) % len(tenants)] for i, t in enumerate(tenants)}
+    out = []
+    for question, tenant in questions:
+        result, _ = await timed_recall(engram, question, tenant=following[tenant], preset=preset, k=max(KS),
+                                       config=config)  # fmt: skip
+        out.append(result.abstain)
+    return out
 
 
 def _scores(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -133,6 +158,7 @@ def summarise(per_q: list[dict[str, Any]], latencies: list[float], preset: str) 
             f"{c}-{CATEGORIES[c]}": {"questions": len(rows), **_scores(rows)} for c, rows in sorted(by_cat.items())
         },
         "all_categories": {"questions": len(per_q), **_scores(per_q)},
+        "abstain_rate_own": round(mean([r["abstain"] for r in target]), 4) if target else None,
         "latency_ms": {
             "p50": round(percentile(latencies, 50), 2),
             "p95": round(percentile(latencies, 95), 2),

@@ -92,6 +92,13 @@ class RecallItem(BaseModel):
     signals: dict[str, float] = Field(description="The raw scores fused into `score`")
     reasons: list[str]
     require_citation: bool = False
+    ref: int = Field(0, description="The item's reference in the packet: [ref] (1-based; 0 when not placed)")
+    trust: float = Field(1.0, description="The trust prior of the item's source type (the tenant's source_trust)")
+    conflicts_with: list[uuid.UUID] = Field(
+        default_factory=list,
+        description="Selected items this one disagrees with (same fact key, a contradicts relation, or the same "
+        "statement with other numbers, dates or names); the one ranked first is newer or better sourced",
+    )
 
 
 class RecallResult(BaseModel):
@@ -102,6 +109,11 @@ class RecallResult(BaseModel):
     degraded: bool
     degraded_reason: str | None = None
     abstain: bool = Field(description="Nothing relevant was found: the agent should say it does not know")
+    empty_reason: str | None = Field(
+        None,
+        description="Why items is empty: no_relevant_memories (abstain), or budget_too_small (relevant memories "
+        "exist but none fits max_tokens)",
+    )
     latency_ms: float
 
 

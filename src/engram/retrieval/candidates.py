@@ -112,7 +112,7 @@ _INLINE_CONTENT: LiteralString = "2000"
 INLINE_CONTENT = int(_INLINE_CONTENT)
 CANDIDATE_COLUMNS: LiteralString = (
     "m.speaker, m.session_id, m.valid_from, m.confidence, m.importance, m.summary, m.kind, m.source_type,"
-    " m.source_ref, m.recorded_at, m.require_citation,"
+    " m.source_ref, m.recorded_at, m.require_citation, m.fact_key,"
     " CASE WHEN octet_length(m.content) <= " + _INLINE_CONTENT + " THEN m.content END AS content"
 )
 
@@ -152,31 +152,35 @@ def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
 # ``limit`` of the filtered ranking (every document outside the window scores no higher than every one
 # inside it). Only when too few pass, and there are more scored documents, does the second branch filter
 # the rest; it is skipped otherwise. The result is the same as filtering every document before ranking,
-# while a large tenant visits a few hundred memories instead of thousands.
+# while a large tenant visits a few hundred memories instead of thousands. Each row also carries its
+# ``term_share``: the share of the query's idf weight that the memory holds, over the lexemes read that the
+# tenant knows (a word no memory holds cannot tell one memory from another), which recall's relevance floor
+# asks of a memory found by words alone.
 LEXICAL: LiteralString = """
 WITH {terms} post AS MATERIALIZED (
     SELECT p.lexeme, p.memory_id, p.tf, p.dl
       FROM search_postings p
      WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY({lexemes})
-), idf AS (
+), idf AS MATERIALIZED (
     SELECT lexeme, ln((greatest(%(n_docs)s::float8, count(*)) - count(*) + 0.5) / (count(*) + 0.5) + 1) AS w
       FROM post GROUP BY lexeme
 ), scored AS MATERIALIZED (
     SELECT p.memory_id AS id,
            sum(i.w * p.tf * (%(k1)s::float8 + 1)
-               / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * p.dl / %(avgdl)s::float8))) AS score
+               / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * p.dl / %(avgdl)s::float8))) AS score,
+           sum(i.w) / (SELECT sum(w) FROM idf) AS term_share
       FROM post p JOIN idf i ON i.lexeme = p.lexeme
      GROUP BY p.memory_id
 ), best AS MATERIALIZED (
-    SELECT id, score FROM scored ORDER BY score DESC, id LIMIT %(window)s
+    SELECT id, score, term_share FROM scored ORDER BY score DESC, id LIMIT %(window)s
 ), passed AS MATERIALIZED (
-    SELECT b.id, b.score, {columns}
+    SELECT b.id, b.score, b.term_share, {columns}
       FROM best b JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = b.id
      WHERE {filter}
 )
 SELECT * FROM passed
 UNION ALL
-SELECT s.id, s.score, {columns}
+SELECT s.id, s.score, s.term_share, {columns}
   FROM scored s JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = s.id
  WHERE (SELECT count(*) FROM passed) < %(limit)s AND (SELECT count(*) FROM scored) > %(window)s
    AND s.id NOT IN (SELECT id FROM best) AND {filter}
@@ -216,6 +220,29 @@ _KEPT_TERMS: LiteralString = (
      WHERE used <= {budget} OR (k = 1 AND {rarest})
 ),"""
 )
+
+
+# Which share of the names a query mentions (their lexemes) no memory of the tenant holds: a question about
+# someone or something the tenant never mentioned (recall abstains unless something is close in meaning).
+UNKNOWN_NAMES: LiteralString = """
+SELECT (count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM search_postings p
+                                            WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = u.lexeme)))::float8
+       / nullif(count(*), 0) AS unknown
+  FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(names)s))) AS u(lexeme)
+"""
+
+
+async def send_unknown_names(conn: Conn, tenant_id: str, fts: str, names: list[str]) -> Cursor | None:
+    if not names:
+        return None
+    params = {"tenant_id": tenant_id, "fts": fts, "names": " ".join(names)}
+    return await conn.execute(UNKNOWN_NAMES, params, binary=True)
+
+
+async def unknown_names(cur: Cursor | None) -> float | None:
+    """The share of the query's names unknown to the tenant (None: the query names nothing)."""
+    row = await cur.fetchone() if cur is not None else None
+    return float(row["unknown"]) if row and row["unknown"] is not None else None
 
 
 async def query_terms(conn: Conn, tenant_id: str, fts: str, query: str, cap: int) -> dict[str, int]:
@@ -264,6 +291,9 @@ SELECT s.n, s.avgdl,
        EXISTS (SELECT 1 FROM memory_embeddings
                 WHERE tenant_id = %(tenant_id)s AND context_embedding IS NOT NULL) AS has_context,
        coalesce((SELECT fts_config::text FROM tenants WHERE tenant_id = %(tenant_id)s), 'english') AS fts_config,
+       (SELECT settings -> 'source_trust' FROM tenants WHERE tenant_id = %(tenant_id)s) AS source_trust,
+       EXISTS (SELECT 1 FROM relations
+                WHERE tenant_id = %(tenant_id)s AND type = 'contradicts') AS has_contradictions,
        EXISTS (SELECT 1 FROM pg_index i
                 WHERE i.indexrelid IN (SELECT to_regclass(n) FROM unnest(%(own_indexes)s::text[]) n) AND i.indisvalid)
            AS own_index,
@@ -600,7 +630,19 @@ SELECT r.src_id, r.dst_id, r.type, r.weight FROM relations r
  WHERE r.tenant_id = %(tenant_id)s AND (r.src_id = ANY(%(ids)b) OR r.dst_id = ANY(%(ids)b))
 """
 
+# Pairs of these memories that a relation says contradict each other.
+CONTRADICTIONS: LiteralString = """
+SELECT r.src_id, r.dst_id FROM relations r
+ WHERE r.tenant_id = %(tenant_id)s AND r.type = 'contradicts' AND r.src_id = ANY(%(ids)b) AND r.dst_id = ANY(%(ids)b)
+"""
+
 VISIBLE_IDS: LiteralString = "SELECT m.id FROM memories m WHERE {filter} AND m.id = ANY(%(ids)b)"
+
+
+async def contradictions(conn: Conn, tenant_id: str, ids: list[uuid.UUID]) -> set[frozenset[uuid.UUID]]:
+    """The pairs of these memories a ``contradicts`` relation joins."""
+    cur = await conn.execute(CONTRADICTIONS, {"tenant_id": tenant_id, "ids": ids}, binary=True)
+    return {frozenset((r["src_id"], r["dst_id"])) for r in await cur.fetchall()}
 
 
 async def details(

@@ -39,6 +39,8 @@ class UtilityWeights(BaseModel):
     recency_half_life_days: Annotated[float, Field(gt=0)] = 30.0
     confidence: Weight = 0.1
     importance: Weight = 0.1
+    # How much reliability (source trust x confidence) scales relevance: 0 ignores it, 1 scales by it fully.
+    trust: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
 
 
 class RetrievalConfig(BaseModel):
@@ -55,6 +57,12 @@ class RetrievalConfig(BaseModel):
     session_boost: Annotated[float, Field(ge=0.0, le=10.0)] = 0.2
     strip_speakers_from_dense_query: bool = True
     min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.2
+    max_similarity_gap: Annotated[float, Field(ge=0.0, le=2.0)] = 0.4
+    min_term_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    # Abstain when at least this share of the names the query mentions is unknown to the tenant...
+    abstain_unknown_names: Annotated[float, Field(ge=0.0, le=1.01)] = 1.0
+    # ...and no candidate is at least this close in meaning.
+    abstain_similarity: Annotated[float, Field(ge=-1.0, le=1.01)] = 0.5
     utility: UtilityWeights = UtilityWeights()
     mmr: bool = False
     mmr_lambda: Annotated[float, Field(ge=0.0, le=1.0)] = 0.7

@@ -20,13 +20,16 @@ from engram.model import new_id
 from engram.model.access import Principal
 from engram.model.memory import Source
 from engram.model.recall import RecallItem, RecallRequest, RecallResult, trusted
+from engram.model.tenant import source_trust
 from engram.retrieval import candidates as cq
 from engram.retrieval import packet as pk
 from engram.retrieval import receipts as rc
 from engram.retrieval.config import RetrievalConfig, preset
+from engram.retrieval.conflicts import resolve
 from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
 from engram.retrieval.query import QueryAnalysis, analyse
 from engram.retrieval.receipt_writer import ReceiptWriter
+from engram.retrieval.tokens import TokenCounter, default_counter
 from engram.store.database import Conn, Cursor, Database
 from engram.store.embeddings import TENANT_INDEX_THRESHOLD, own_index_names
 
@@ -38,6 +41,7 @@ _log = logging.getLogger(__name__)
 
 STATS_TTL = 30.0  # seconds before a tenant's corpus statistics and speakers are read again
 TOUCH_INTERVAL = 1.0  # seconds between writes of usage statistics
+CONFLICT_REACH = 5  # items beyond max_items looked at for disagreements (one may move up past another)
 
 
 def recall_settings(cfg: RetrievalConfig) -> dict[str, str]:
@@ -68,6 +72,8 @@ class Corpus:
     fts_config: str
     has_context: bool
     own_index: bool  # an HNSW index of its own for the current model (large tenants)
+    source_trust: dict[str, float]
+    has_contradictions: bool  # any "contradicts" relation: only then are they read for the selected items
 
 
 class Retriever:
@@ -88,7 +94,7 @@ class Retriever:
         self._background: set[asyncio.Task[None]] = set()
         self._pending: dict[str, Counter[uuid.UUID]] = {}
         self._flusher: asyncio.Task[None] | None = None
-        self.token_counter: pk.TokenCounter = pk.approximate_tokens
+        self.token_counter: TokenCounter | None = None  # None: default_counter() (exact cl100k when installed)
 
     # --- caches ---------------------------------------------------------------------------------------
 
@@ -136,7 +142,8 @@ class Retriever:
         if row["unanalyzed"] and row["n"] > 0:
             self._analyze_soon()
         return Corpus(int(row["n"]), float(row["avgdl"]), list(row["speakers"]), row["fts_config"],
-                      bool(row["has_context"]), bool(row["own_index"]))  # fmt: skip
+                      bool(row["has_context"]), bool(row["own_index"]), source_trust(row["source_trust"]),
+                      bool(row["has_contradictions"]))  # fmt: skip
 
     def _analyze_soon(self) -> None:
         if self._analyzing:  # once per process: without owner rights it can only warn, each time
@@ -277,8 +284,10 @@ class Retriever:
                     if identifiers
                     else None
                 )
+                sent_unknown = await cq.send_unknown_names(conn, tenant_id, corpus.fts_config, analysis.names)
             if use_lexical:
                 lists["lexical"] = await cq.lexical_hits(lexical)
+            unknown = await cq.unknown_names(sent_unknown)
             if sent_identifiers is not None:
                 lists["identifier"] = await cq.identifier_rows(
                     sent_identifiers, len(analysis.identifiers), cfg.candidates
@@ -309,18 +318,28 @@ class Retriever:
             fuse(cands, effective, named_speakers=analysis.named_speakers)
             if cfg.expand_relations and cands:
                 cands += await self._expand(await later(), f, tenant_id, cands, qv, model, cfg, req.max_items)
-            utility(cands, cfg, req.as_of or now)
+            utility(cands, cfg, req.as_of or now, corpus.source_trust)
             ranked = rank([c for c in cands if c.relevant])
+            if ranked and _out_of_reach(cands, unknown, cfg):
+                ranked = []
             if cfg.mmr and ranked and qv is not None:
                 vectors = await self._vectors_of(await later(), tenant_id, ranked[: req.max_items * 4], model)
                 ranked = mmr(ranked, vectors, cfg.mmr_lambda, req.max_items)
             top = ranked[: req.max_items * 4]  # as far as the packet can reach
+            head = min(len(top), req.max_items + CONFLICT_REACH)
+            related = (
+                await cq.contradictions(await later(), tenant_id, [c.id for c in top[:head]])
+                if corpus.has_contradictions and head > 1
+                else set()
+            )
+            top[:head] = resolve(top[:head], related)
             missing = [c.id for c in top if c.row["content"] is None]  # too long to come with the candidates
             long = await cq.contents(await later(), tenant_id, missing) if missing else {}
         items = (_item(c, long) for c in top if c.row["content"] is not None or c.id in long)  # (or deleted since)
-        packet, tokens, placed = pk.build(
-            items, max_items=req.max_items, max_tokens=req.max_tokens, count=self.token_counter
+        packet = pk.build(
+            items, max_items=req.max_items, max_tokens=req.max_tokens, count=self.token_counter or default_counter()
         )
+        placed, tokens = packet.placed, packet.tokens
         abstain = not ranked
         latency_ms = (time.perf_counter() - started) * 1000.0
         row = rc.ReceiptRow(
@@ -329,9 +348,9 @@ class Retriever:
             created_at=now,
             actor=who.actor,
             query=req.query,
-            request=_request_record(req, cfg, analysis, corpus.n_docs),
+            request=_request_record(req, cfg, analysis, corpus.n_docs, unknown),
             retrievers={name: hits[: cfg.receipt_candidates] for name, hits in lists.items()},
-            selected=[_selected(i, rank_) for rank_, i in enumerate(placed, start=1)],
+            selected=[_selected(i) for i in placed],
             packet_tokens=tokens,
             latency_ms=latency_ms,
             degraded=degraded_reason is not None,
@@ -345,12 +364,13 @@ class Retriever:
         self._touch(tenant_id, [i.id for i in placed])
         return RecallResult(
             items=placed,
-            packet=packet,
+            packet=packet.text,
             packet_tokens=tokens,
             receipt_id=receipt_id,
             degraded=degraded_reason is not None,
             degraded_reason=degraded_reason,
             abstain=abstain,
+            empty_reason=packet.empty_reason,
             latency_ms=round(latency_ms, 3),
         )
 
@@ -525,13 +545,18 @@ def _item(c: Candidate, long: dict[uuid.UUID, str]) -> RecallItem:
         "signals": {k: round(v, 6) for k, v in c.signals.items() if k != "dense_ok"},
         "reasons": c.reasons,
         "require_citation": bool(r["require_citation"]),
+        "ref": 0,
+        "trust": c.trust,
+        "conflicts_with": c.conflicts,
     })  # fmt: skip
 
 
-def _selected(item: RecallItem, position: int) -> dict[str, Any]:
+def _selected(item: RecallItem) -> dict[str, Any]:
     return {
         "id": str(item.id),
-        "rank": position,
+        "rank": item.ref,
+        "ref": item.ref,
+        "conflicts_with": [str(i) for i in item.conflicts_with],
         "score": item.score,
         "ranks": item.ranks,
         "signals": item.signals,
@@ -539,7 +564,21 @@ def _selected(item: RecallItem, position: int) -> dict[str, Any]:
     }
 
 
-def _request_record(req: RecallRequest, cfg: RetrievalConfig, analysis: QueryAnalysis, n_docs: int) -> dict[str, Any]:
+def _out_of_reach(cands: list[Candidate], unknown: float | None, cfg: RetrievalConfig) -> bool:
+    """The names the query mentions are unknown to the tenant, nothing is close in meaning and no identifier
+    matched: a question about someone or something it knows nothing of (abstain rather than offer what
+    merely shares a word)."""
+    if unknown is None or unknown < cfg.abstain_unknown_names or any("identifier" in c.ranks for c in cands):
+        return False
+    closest = max(
+        (max(c.signals.get("cos_self", -1.0), c.signals.get("cos_context", -1.0)) for c in cands), default=-1.0
+    )
+    return closest < cfg.abstain_similarity
+
+
+def _request_record(
+    req: RecallRequest, cfg: RetrievalConfig, analysis: QueryAnalysis, n_docs: int, unknown: float | None
+) -> dict[str, Any]:
     return {
         **req.model_dump(mode="json", exclude={"query"}),
         "config": cfg.model_dump(mode="json"),
@@ -547,6 +586,8 @@ def _request_record(req: RecallRequest, cfg: RetrievalConfig, analysis: QueryAna
             "identifiers": analysis.identifiers,
             "named_speakers": analysis.named_speakers,
             "dense_text": analysis.dense_text,
+            "names": analysis.names,
+            "names_unknown": None if unknown is None else round(unknown, 4),
         },
         "corpus_size": n_docs,
     }

@@ -25,11 +25,19 @@ class Candidate:
     reasons: list[str] = field(default_factory=list)
     fused: float = 0.0
     score: float = 0.0
+    trust: float = 1.0
+    conflicts: list[uuid.UUID] = field(default_factory=list)
 
     @property
     def relevant(self) -> bool:
-        ranks = self.ranks
-        return "lexical" in ranks or "identifier" in ranks or "relation" in ranks or self.signals.get("dense_ok", 0) > 0
+        """Whether its own evidence clears the floor (``fuse`` sets dense_ok and terms_ok): close enough in
+        meaning, or holding enough of the query's informative words; an exact identifier or a relation to
+        a relevant memory also counts. One shared name is not enough."""
+        ranks, signals = self.ranks, self.signals
+        return (
+            "identifier" in ranks or "relation" in ranks or signals.get("dense_ok", 0) > 0
+            or signals.get("terms_ok", 0) > 0
+        )  # fmt: skip
 
 
 def collect(lists: Mapping[str, Sequence[Hit]]) -> list[Candidate]:
@@ -47,14 +55,20 @@ def collect(lists: Mapping[str, Sequence[Hit]]) -> list[Candidate]:
             c.ranks[name] = rank
             c.signals[name] = hit.score
             c.reasons.append(f"{name}#{rank}")
+            share = hit.row.get("term_share")
+            if share is not None:
+                c.signals["term_share"] = float(share)
     return list(out.values())
 
 
 def fuse(cands: list[Candidate], cfg: RetrievalConfig, *, named_speakers: Sequence[str]) -> None:
     """Set ``fused`` on every candidate (score fusion or RRF), then the speaker and session boosts."""
     w = cfg.weights
-    min_similarity = cfg.min_similarity
+    min_share = cfg.min_term_share
+    closest: list[tuple[Candidate, float]] = []
     for c in cands:
+        if c.signals.get("term_share", 0.0) >= min_share:
+            c.signals["terms_ok"] = 1.0
         row = c.row
         cos_self = row.get("cos_self")
         if cos_self is not None:
@@ -62,8 +76,14 @@ def fuse(cands: list[Candidate], cfg: RetrievalConfig, *, named_speakers: Sequen
             signals = c.signals
             s_self = signals["cos_self"] = float(cos_self)
             s_ctx = signals["cos_context"] = float(cos_ctx if cos_ctx is not None else cos_self)
-            if max(s_self, s_ctx) >= min_similarity:
-                signals["dense_ok"] = 1.0
+            closest.append((c, max(s_self, s_ctx)))
+    # Close in meaning: at least min_similarity, and within max_similarity_gap of the best match (far below
+    # it, a cosine is the background level of any text, not a sign of relevance).
+    nearest = max((s for _, s in closest), default=0.0)
+    floor = max(cfg.min_similarity, nearest - cfg.max_similarity_gap)
+    for c, s in closest:
+        if s >= floor:
+            c.signals["dense_ok"] = 1.0
     if cfg.fusion == "rrf":
         weight = {"lexical": w.lexical, "dense": w.dense, "dense_context": w.dense_context, "identifier": w.identifier}
         for c in cands:
@@ -97,23 +117,28 @@ def fuse(cands: list[Candidate], cfg: RetrievalConfig, *, named_speakers: Sequen
                 c.fused += boost * best[session]
 
 
-def utility(cands: list[Candidate], cfg: RetrievalConfig, at: datetime) -> None:
-    """Relevance (fused, scaled to 0..1) plus recency decay, confidence and importance (weights in cfg)."""
+def utility(cands: list[Candidate], cfg: RetrievalConfig, at: datetime, source_trust: Mapping[str, float]) -> None:
+    """Relevance (fused, scaled to 0..1) weighed by reliability (the source's trust prior times the memory's
+    confidence), plus recency decay, confidence and importance (weights in cfg): between memories about the
+    same thing, the verified one ranks above the guess."""
     u = cfg.utility
-    relevance, recency_w, confidence, importance = u.relevance, u.recency, u.confidence, u.importance
+    relevance, recency_w, confidence, importance, trust_w = u.relevance, u.recency, u.confidence, u.importance, u.trust
     half_life = u.recency_half_life_days
     top = max((c.fused for c in cands), default=0.0) or 1.0
     for c in cands:
         row = c.row
         age_days = max((at - row["valid_from"]).total_seconds(), 0.0) / 86400.0
         recency = math.pow(0.5, age_days / half_life)
+        c.trust = source_trust.get(row["source_type"], 1.0)
+        reliability = c.trust * float(row["confidence"])
         c.score = (
-            relevance * c.fused / top
+            relevance * c.fused / top * (1.0 - trust_w + trust_w * reliability)
             + recency_w * recency
             + confidence * float(row["confidence"])
             + importance * float(row["importance"])
         )
         c.signals["recency"] = recency
+        c.signals["reliability"] = reliability
 
 
 def rank(cands: list[Candidate]) -> list[Candidate]:

@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/#\-]*[A-Za-z0-9]|[0-9]")
 _QUOTED = re.compile(r"\"([^\"]{2,100})\"|`([^`]{2,100})`")
 _CODE = re.compile(r"^[A-Z][A-Z0-9_]{3,}$")
+# A person's placeholder (the vault's PERSON_A) is a name, not a code: matching it is no stronger evidence
+# than any shared name.
+_PERSON = re.compile(r"^PERSON_[A-Z]+$")
 
 
 def identifiers(query: str, limit: int | None = None) -> list[str]:
@@ -20,6 +23,8 @@ def identifiers(query: str, limit: int | None = None) -> list[str]:
     for m in _QUOTED.finditer(query):
         found.append((m.group(1) or m.group(2)).strip())
     for token in _TOKEN.findall(query):
+        if _PERSON.match(token):
+            continue
         if (any(c.isdigit() for c in token) and len(token) >= 2) or _CODE.match(token):
             found.append(token)
     distinct: dict[str, str] = {}
@@ -34,12 +39,22 @@ def escape_identifier(text: str) -> str:
     return re.sub(r"([\\.^$|?*+()\[\]{}\-/#:])", r"\\\1", text)
 
 
+# A name: a capitalised word that does not start a sentence (the first word of a question is no evidence).
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][\w'\u2019-]*")
+
+
+def names(query: str) -> list[str]:
+    """The names a query mentions (capitalised words inside a sentence), without duplicates."""
+    return list(dict.fromkeys(n for n in _NAME.findall(query.strip()) if not _PERSON.match(n)))
+
+
 @dataclass(frozen=True)
 class QueryAnalysis:
     text: str
     identifiers: list[str]
     named_speakers: list[str] = field(default_factory=list)
     dense_text: str = ""
+    names: list[str] = field(default_factory=list)
 
 
 def analyse(
@@ -54,5 +69,9 @@ def analyse(
             dense = re.sub(rf"\b{re.escape(name)}(?:['\u2019]s)?\b", " ", dense)
         dense = re.sub(r"\s+", " ", dense).strip() or query
     return QueryAnalysis(
-        text=query, identifiers=identifiers(query, max_identifiers), named_speakers=named, dense_text=dense
+        text=query,
+        identifiers=identifiers(query, max_identifiers),
+        named_speakers=named,
+        dense_text=dense,
+        names=names(query),
     )

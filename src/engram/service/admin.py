@@ -67,7 +67,10 @@ async def _update_tenant(engram: Core, who: Principal, patch: TenantPatch) -> Te
     (``reindex``), a batch per transaction, each statement well inside the time limit."""
     who.require(Action.MANAGE_TENANT)
     async with engram.db.tenant(who.tenant_id) as conn:
-        await tenants.set_fts_config(conn, who.tenant_id, patch.fts_config)
+        if patch.fts_config is not None:
+            await tenants.set_fts_config(conn, who.tenant_id, patch.fts_config)
+        if patch.source_trust is not None:
+            await tenants.set_source_trust(conn, who.tenant_id, {str(k): v for k, v in patch.source_trust.items()})
         settings = await tenants.get(conn, who.tenant_id)
     engram.retriever.forget_corpus(who.tenant_id)
     if settings.memories_to_reindex:

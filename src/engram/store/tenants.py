@@ -7,12 +7,12 @@ from typing import Any, LiteralString
 from psycopg.types.json import Jsonb
 
 from engram.errors import ValidationError
-from engram.model.tenant import TenantSettings
+from engram.model.tenant import TenantSettings, source_trust
 from engram.store.database import Conn
 from engram.store.keys import ENSURE_TENANT
 
 SELECT: LiteralString = """
-SELECT t.tenant_id, t.fts_config::text AS fts_config, t.created_at,
+SELECT t.tenant_id, t.fts_config::text AS fts_config, t.created_at, t.settings -> 'source_trust' AS source_trust,
        (SELECT count(*) FROM memories m WHERE m.tenant_id = t.tenant_id AND m.fts_config <> t.fts_config)
            AS memories_to_reindex
   FROM tenants t WHERE t.tenant_id = %s
@@ -37,7 +37,18 @@ async def get(conn: Conn, tenant_id: str) -> TenantSettings:
     row = await (await conn.execute(SELECT, [tenant_id])).fetchone()
     if row is None:
         return TenantSettings(tenant_id=tenant_id, fts_config="english", created_at=None, memories_to_reindex=0)
-    return TenantSettings.model_validate(row)
+    return TenantSettings.model_validate({**row, "source_trust": source_trust(row["source_trust"])})
+
+
+SET_SOURCE_TRUST: LiteralString = """
+UPDATE tenants SET settings = jsonb_set(settings, '{source_trust}', coalesce(settings -> 'source_trust', '{}') || %s)
+ WHERE tenant_id = %s
+"""
+
+
+async def set_source_trust(conn: Conn, tenant_id: str, trust: dict[str, float]) -> None:
+    await conn.execute(ENSURE_TENANT, [tenant_id])
+    await conn.execute(SET_SOURCE_TRUST, [Jsonb(trust), tenant_id])
 
 
 async def set_fts_config(conn: Conn, tenant_id: str, config: str) -> None:
