@@ -69,6 +69,21 @@ async def test_racing_writers_of_one_text_leave_exactly_one_memory(engram: Engra
     assert len((await engram.list(user_id="u9")).items) == 1
 
 
+async def test_racing_writers_of_near_duplicates_leave_exactly_one_memory(engram: Engram) -> None:
+    """Twenty writers at once, each with its own wording of one fact (other punctuation and spacing: other
+    content hashes, the same meaning): the scope lock makes each see the others' rows."""
+    variants = [
+        "The VPN certificate expires on 2027-03-01" + end + " " * (i % 3)
+        for i, end in enumerate(["", ".", "!", "!!", "...", " .", ";", " !", "?!", ".."] * 2)
+    ]
+    assert len({v.strip() for v in variants}) == 10
+    results = await asyncio.gather(*(engram.remember(v, user_id="u8") for v in variants))
+    assert len({r.id for r in results}) == 1
+    assert sum(r.merged_into is None for r in results) == 1
+    assert {c for r in results for c in r.reasons} >= {"merged_near_duplicate", "merged_exact_duplicate"}
+    assert len((await engram.list(user_id="u8")).items) == 1
+
+
 async def test_the_transcript_profile_keeps_every_repeat(engram: Engram) -> None:
     await engram.update_admission_policy({"profile": "transcript"})
     a = await engram.remember("yeah, see you tomorrow")

@@ -47,10 +47,16 @@ def _probe(a: Admitted, vectors: Mapping[str, Vector]) -> dedup.Probe:
 _ANCHOR = re.compile(r"\w*\d[\w.,:/-]*|\b[A-Z][\w'-]*")
 
 
+def anchors(text: str) -> set[str]:
+    """The numbers, dates, ids and capitalised words of ``text``, without the punctuation that may end them
+    ("2027-03-01." is the date 2027-03-01)."""
+    return {a.rstrip(".,:/-") for a in _ANCHOR.findall(text)}
+
+
 def same_anchors(a: str, b: str) -> bool:
     """Whether two texts name the same numbers, dates, ids and names: "Invoice 77 was paid" and "Invoice 78
     was paid" are near in meaning and must stay two memories."""
-    return set(_ANCHOR.findall(a)) == set(_ANCHOR.findall(b))
+    return anchors(a) == anchors(b)
 
 
 def _within_batch(
@@ -73,7 +79,7 @@ def _within_batch(
             unit = p.vector / (float(np.linalg.norm(p.vector)) or 1.0)
             sims = np.stack(group.units) @ unit
             best = int(np.argmax(sims))
-            if sims[best] >= threshold and set(_ANCHOR.findall(a.item.content)) == group.anchors[best]:
+            if sims[best] >= threshold and anchors(a.item.content) == group.anchors[best]:
                 into_batch[a.index] = (group.ords[best], float(sims[best]))
                 continue
         kept.append(p)
@@ -81,7 +87,7 @@ def _within_batch(
         if p.vector is not None:
             group.ords.append(p.ord)
             group.units.append(p.vector / (float(np.linalg.norm(p.vector)) or 1.0))
-            group.anchors.append(set(_ANCHOR.findall(a.item.content)))
+            group.anchors.append(anchors(a.item.content))
     return into_batch, kept
 
 
