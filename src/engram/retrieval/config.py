@@ -58,7 +58,7 @@ class RetrievalConfig(BaseModel):
     strip_speakers_from_dense_query: bool = True
     min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.2
     max_similarity_gap: Annotated[float, Field(ge=0.0, le=2.0)] = 0.4
-    min_term_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    min_term_share: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
     # Abstain when at least this share of the names the query mentions is unknown to the tenant...
     abstain_unknown_names: Annotated[float, Field(ge=0.0, le=1.01)] = 1.0
     # ...and no candidate is at least this close in meaning.
