@@ -17,6 +17,7 @@ from engram.retrieval import candidates as cq
 from engram.retrieval import receipts as rc
 from engram.retrieval.config import preset
 from engram.retrieval.engine import dense_settings
+from engram.retrieval.filter import build_filter
 from engram.retrieval.tokens import default_counter
 from tests.integration.test_embedding import Flaky
 
@@ -191,7 +192,7 @@ async def test_long_contents_are_read_after_fusion_and_come_back_whole(engram: E
         assert got[long.id].content == long_text and got[long.id].summary == "Quasarflux outage runbook"
         assert got[short.id].content == "The quasarflux outage dashboard lives on grafana"
     async with engram.db.tenant("acme") as conn:  # the candidate row leaves the long content out
-        f = cq.build_filter("acme", RecallRequest(query="quasarflux"))
+        f = build_filter("acme", RecallRequest(query="quasarflux"))
         rows = {h.id: h.row for h in await cq.lexical(conn, f, None, preset("lexical"), n_docs=2, avgdl=10.0,
                                                        query="quasarflux")}  # fmt: skip
     assert rows[long.id]["content"] is None and rows[short.id]["content"] is not None
@@ -350,7 +351,7 @@ async def test_identifiers_found_through_postings_and_trigrams_add_up(engram: En
     trigrams_only = await engram.remember("Proxy logged ERR_504 again overnight")
     await engram.remember("Proxy logged ERR_502 for request 35837")  # neither identifier as a whole token
     async with engram.db.tenant("acme") as conn:
-        f = cq.build_filter("acme", RecallRequest(query="x"))
+        f = build_filter("acme", RecallRequest(query="x"))
         hits = await cq.identifier_hits(conn, f, ["ERR_504", "35836"], preset("hybrid"))
     scores = {h.id: h.score for h in hits}
     assert scores == {both.id: 1.0, postings_only.id: 0.5, trigrams_only.id: 0.5}
@@ -412,7 +413,7 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
     async with engram.db.tenant("acme") as conn:
         assert (await engram.retriever.read_corpus(conn, "acme")).own_index
         assert not (await engram.retriever.read_corpus(conn, "tiny")).own_index
-    f = cq.build_filter("acme", RecallRequest(query="x"))
+    f = build_filter("acme", RecallRequest(query="x"))
     stmt = cq.dense_statement(
         engram.gateway.model_id, engram.gateway.dimensions, "embedding", f, limit=3, own_index=True
     )
@@ -478,7 +479,7 @@ async def test_small_tenants_dense_statement_is_exact_and_agrees_with_the_planne
     model, dims = engram.gateway.model_id, engram.gateway.dimensions
     vec = (await engram.gateway.embed(["invoice paid"]))[0]
     for user in ("u1", "u2", None):
-        f = cq.build_filter("acme", RecallRequest(query="x", user_id=user))
+        f = build_filter("acme", RecallRequest(query="x", user_id=user))
         cfg = preset("dense", candidates=5)
         async with engram.db.tenant("acme") as conn:
             exact = await cq.dense(conn, f, vec, cfg, model_id=model, dims=dims, context=False, exact=True)
@@ -523,7 +524,7 @@ async def test_lexical_statement_chooses_its_terms_as_query_terms_would(engram: 
         docs.append({"content": " ".join(words + (["quince"] if n % 50 == 0 else []))})
     await engram.remember_many(docs)
     cfg = preset("lexical", lexical_postings_budget=100)
-    f = cq.build_filter("acme", RecallRequest(query="x"))
+    f = build_filter("acme", RecallRequest(query="x"))
     async with engram.db.tenant("acme") as conn:
         corpus = await engram.retriever.read_corpus(conn, "acme")
         for query in ("common apple pear", "quince apple", "pear quince common", "common", "nothing here", "apple"):

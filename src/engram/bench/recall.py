@@ -27,6 +27,7 @@ from engram.model.recall import RecallRequest
 from engram.retrieval import candidates as cq
 from engram.retrieval.config import PRESETS
 from engram.retrieval.engine import recall_settings
+from engram.retrieval.filter import build_filter
 from engram.service import Engram
 
 BIG = "bench-big"
@@ -214,7 +215,7 @@ async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: r
     scores = []
     for q, vec in zip(queries, vectors, strict=True):
         req = RecallRequest(query=q, user_id=f"u{rng.randrange(USERS_PER_TENANT)}")
-        f = cq.build_filter(tenant, req)
+        f = build_filter(tenant, req)
         async with engram.db.tenant(tenant, recall_settings(cfg)) as conn:
             fast = (
                 await cq.dense(conn, f, vec, cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False,

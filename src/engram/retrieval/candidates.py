@@ -1,6 +1,5 @@
-"""Candidate queries. Every one starts from the same filter (SPEC 5.1), inside the query, before ranking:
-tenant, visibility for the caller's user/workflow, status active (or as it stood at ``as_of``), valid and
-known at that time, not expired, allowed in prompts, and the requested kinds, tags, metadata, agent, session.
+"""Candidate queries. Every one starts from the same filter (``filter``, SPEC 5.1), inside the query,
+before ranking.
 
 Every statement here asks for binary results: psycopg loads binary floats, uuids and timestamps faster than
 it parses their text (A/B on the bench: p95 -0.8 ms).
@@ -14,83 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, LiteralString
 
 from psycopg import sql
-from psycopg.types.json import Jsonb
 
-from engram.model.recall import RecallRequest
 from engram.retrieval.config import RetrievalConfig
+from engram.retrieval.filter import Filter, filter_clause
+from engram.retrieval.filter import visible as visibility
 from engram.retrieval.query import escape_identifier
 from engram.store.database import Conn, Cursor
-from engram.store.listing import agent_sql, visible_sql
-
-_NOW: LiteralString = """
-    m.status = 'active' AND m.valid_from <= now() AND (m.valid_until IS NULL OR m.valid_until > now())
-    AND (m.expires_at IS NULL OR m.expires_at > now())
-"""
-# At a past time: what was valid then and already recorded, including what has since been superseded or
-# archived, but never what was quarantined, pending or rejected.
-_AS_OF: LiteralString = """
-    m.status IN ('active', 'superseded', 'archived') AND m.recorded_at <= %(as_of)s
-    AND m.valid_from <= %(as_of)s AND (m.valid_until IS NULL OR m.valid_until > %(as_of)s)
-    AND (m.expires_at IS NULL OR m.expires_at > %(as_of)s) AND (m.archived_at IS NULL OR m.archived_at > %(as_of)s)
-"""
-_VISIBLE: LiteralString = visible_sql("user_id", "workflow_id")
-
-
-# The optional parts of the filter, in the order they are added.
-_OPTIONAL: dict[str, LiteralString] = {
-    "agent_id": agent_sql("agent_id"),
-    "session_id": "m.session_id = %(session_id)s",
-    "kinds": "m.kind = ANY(%(kinds)s)",
-    "tags": "m.tags @> %(tags)s",
-    "metadata": "m.metadata @> %(metadata)s",
-}
-
-
-@dataclass(frozen=True)
-class Filter:
-    """The WHERE clause (on alias ``m``) and its parameters. ``shape`` names the parts the clause has, so
-    statements built around it can be cached per shape."""
-
-    clause: sql.SQL
-    params: dict[str, Any]
-    shape: tuple[str, ...]
-
-
-@functools.lru_cache(maxsize=256)
-def filter_clause(shape: tuple[str, ...]) -> sql.SQL:
-    parts: list[LiteralString] = [
-        "m.tenant_id = %(tenant_id)s AND m.allow_in_prompt",
-        _AS_OF if "as_of" in shape else _NOW,
-        _VISIBLE,
-    ]
-    parts += [_OPTIONAL[name] for name in shape if name in _OPTIONAL]
-    return sql.SQL(" AND ".join(parts))
-
-
-def build_filter(tenant_id: str, req: RecallRequest) -> Filter:
-    params: dict[str, Any] = {
-        "tenant_id": tenant_id,
-        "user_id": req.user_id,
-        "workflow_id": req.workflow_id,
-        "as_of": req.as_of,
-    }
-    shape = ["as_of"] if req.as_of is not None else []
-    if req.agent_id is not None:
-        shape.append("agent_id")
-        params["agent_id"] = req.agent_id
-    if req.session_id is not None:
-        shape.append("session_id")
-        params["session_id"] = req.session_id
-    if req.kinds:
-        shape.append("kinds")
-        params["kinds"] = list(req.kinds)
-    if req.tags:
-        shape.append("tags")
-        params["tags"] = list(req.tags)
-    if req.metadata:
-        shape.append("metadata")
-        params["metadata"] = Jsonb(req.metadata)
-    return Filter(filter_clause(tuple(shape)), params, tuple(shape))
 
 
 @dataclass
@@ -401,14 +329,10 @@ def dense_statement(model_id: str, dims: int, column: str, f: Filter, *, limit: 
     return _dense_sql(model_id, dims, column, f.params["tenant_id"], f.shape, limit, own_index)
 
 
-# The visibility part of the filter, on the vector's copy of its memory's fields (migration 0010): the
-# dense statements drop the vectors the caller may not see before looking their memories up (a vector
-# stored before that migration has no copy and passes; the memory decides, as it does for every candidate).
-_EMBEDDING_VISIBLE: LiteralString = """
-    (e.visibility IS NULL OR e.visibility IN ('tenant', 'system')
-     OR (e.visibility = 'user' AND (e.user_id IS NULL OR e.user_id = %(user_id)s))
-     OR (e.visibility = 'workflow' AND (e.workflow_id IS NULL OR e.workflow_id = %(workflow_id)s)))
-"""
+# The caller's visibility on the vector's copy of its memory's fields: the dense statements drop the
+# vectors the caller may not see before looking their memories up.
+_EMBEDDING_VISIBLE: LiteralString = visibility("e")
+
 
 # What both dense statements select, and from where.
 _DENSE_FROM: LiteralString = (

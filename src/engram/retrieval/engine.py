@@ -26,6 +26,7 @@ from engram.retrieval import packet as pk
 from engram.retrieval import receipts as rc
 from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.conflicts import resolve
+from engram.retrieval.filter import Filter, build_filter
 from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
 from engram.retrieval.query import QueryAnalysis, analyse
 from engram.retrieval.receipt_writer import ReceiptWriter
@@ -180,7 +181,7 @@ class Retriever:
     async def _dense_side(
         self,
         tenant_id: str,
-        f: cq.Filter,
+        f: Filter,
         cfg: RetrievalConfig,
         analysis: QueryAnalysis,
         given: Vector | None,
@@ -236,7 +237,7 @@ class Retriever:
         started = time.perf_counter()
         now = datetime.now(UTC)
         cfg = config or preset(req.preset)
-        f = cq.build_filter(tenant_id, req)
+        f = build_filter(tenant_id, req)
         receipt_id = new_id()
         model = self.gateway.model_id if self.gateway else None
         # The dense side (embed the query, read its candidates on a connection of its own) runs beside the
@@ -383,7 +384,7 @@ class Retriever:
     def _begin_dense(
         self,
         tenant_id: str,
-        f: cq.Filter,
+        f: Filter,
         cfg: RetrievalConfig,
         analysis: QueryAnalysis,
         given: Vector | None,
@@ -397,7 +398,7 @@ class Retriever:
     async def _send_lexical(
         self,
         conn: Conn,
-        f: cq.Filter,
+        f: Filter,
         cfg: RetrievalConfig,
         corpus: Corpus,
         query: str,
@@ -438,7 +439,7 @@ class Retriever:
     async def _expand(
         self,
         conn: Conn,
-        f: cq.Filter,
+        f: Filter,
         tenant_id: str,
         cands: list[Candidate],
         qv: Any,
