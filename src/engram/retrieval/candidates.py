@@ -205,34 +205,6 @@ def keep_lexemes(dfs: dict[str, int], budget: int, *, rarest: bool = True) -> di
     return kept
 
 
-# The planner's statistics of the recall tables (CORPUS says when they were never gathered).
-ANALYZE_RECALL_TABLES: LiteralString = "ANALYZE memories, memory_embeddings, search_postings"
-
-# What recall needs to know about a tenant's corpus, in one statement: BM25F's document count and average
-# length, the speakers (for query analysis), whether context vectors exist, the text search configuration,
-# whether the tenant has a (valid) HNSW index of its own for the current model (``own_index_names``); and
-# whether the recall tables have never been analyzed (a new database).
-CORPUS: LiteralString = """
-SELECT s.n, s.avgdl,
-       ARRAY(SELECT DISTINCT speaker FROM memories
-              WHERE tenant_id = %(tenant_id)s AND speaker IS NOT NULL LIMIT 1000) AS speakers,
-       EXISTS (SELECT 1 FROM memory_embeddings
-                WHERE tenant_id = %(tenant_id)s AND context_embedding IS NOT NULL) AS has_context,
-       coalesce((SELECT fts_config::text FROM tenants WHERE tenant_id = %(tenant_id)s), 'english') AS fts_config,
-       (SELECT settings -> 'source_trust' FROM tenants WHERE tenant_id = %(tenant_id)s) AS source_trust,
-       EXISTS (SELECT 1 FROM relations
-                WHERE tenant_id = %(tenant_id)s AND type = 'contradicts') AS has_contradictions,
-       EXISTS (SELECT 1 FROM pg_index i
-                WHERE i.indexrelid IN (SELECT to_regclass(n) FROM unnest(%(own_indexes)s::text[]) n) AND i.indisvalid)
-           AS own_index,
-       (SELECT bool_or(c.reltuples < 0) FROM pg_class c
-         WHERE c.oid IN ('memories'::regclass, 'memory_embeddings'::regclass, 'search_postings'::regclass))
-           AS unanalyzed
-  FROM (SELECT count(*) AS n, coalesce(avg(search_len), 1)::float8 AS avgdl
-          FROM memories WHERE tenant_id = %(tenant_id)s AND status = 'active') s
-"""
-
-
 async def lexical(
     conn: Conn,
     f: Filter,

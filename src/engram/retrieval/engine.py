@@ -7,9 +7,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections import Counter, OrderedDict
-from collections.abc import Coroutine
-from dataclasses import dataclass
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,19 +18,20 @@ from engram.model import new_id
 from engram.model.access import Principal
 from engram.model.memory import Source
 from engram.model.recall import RecallItem, RecallRequest, RecallResult, trusted
-from engram.model.tenant import source_trust
 from engram.retrieval import candidates as cq
 from engram.retrieval import packet as pk
 from engram.retrieval import receipts as rc
 from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.conflicts import resolve
+from engram.retrieval.corpus import Corpora, Corpus
 from engram.retrieval.filter import Filter, build_filter
 from engram.retrieval.fusion import Candidate, collect, fuse, mmr, rank, utility
 from engram.retrieval.query import QueryAnalysis, analyse
 from engram.retrieval.receipt_writer import ReceiptWriter
 from engram.retrieval.tokens import TokenCounter, default_counter
+from engram.retrieval.usage import Usage
 from engram.store.database import Conn, Cursor, Database
-from engram.store.embeddings import TENANT_INDEX_THRESHOLD, own_index_names
+from engram.store.embeddings import TENANT_INDEX_THRESHOLD
 
 if TYPE_CHECKING:
     from engram.providers.base import Vector
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
-STATS_TTL = 30.0  # seconds before a tenant's corpus statistics and speakers are read again
-TOUCH_INTERVAL = 1.0  # seconds between writes of usage statistics
 CONFLICT_REACH = 5  # items beyond max_items looked at for disagreements (one may move up past another)
 
 
@@ -63,22 +60,9 @@ def dense_settings(cfg: RetrievalConfig) -> dict[str, str]:
     return {**recall_settings(cfg), "plan_cache_mode": "force_generic_plan"}
 
 
-@dataclass(frozen=True)
-class Corpus:
-    """Per-tenant statistics recall needs, cached for STATS_TTL seconds."""
-
-    n_docs: int
-    avgdl: float
-    speakers: list[str]
-    fts_config: str
-    has_context: bool
-    own_index: bool  # an HNSW index of its own for the current model (large tenants)
-    source_trust: dict[str, float]
-    has_contradictions: bool  # any "contradicts" relation: only then are they read for the selected items
-
-
 class Retriever:
-    """Holds the small caches recall needs (query vectors, per-tenant corpus statistics)."""
+    """Holds what outlives a recall: the query vectors, the tenants' corpus statistics (``corpora``), usage
+    counts (``usage``) and the receipt writer."""
 
     def __init__(
         self, db: Database, gateway: EmbeddingGateway | None, *, query_cache: int = 2048, inline_receipts: bool = False
@@ -89,12 +73,8 @@ class Retriever:
         # Keyed by tenant too: a hit must not tell one tenant what another asked (by its speed).
         self._vectors: OrderedDict[tuple[str, str], Vector] = OrderedDict()
         self._query_cache = query_cache
-        self._stats: dict[str, tuple[float, Corpus]] = {}
-        self._refreshing: set[str] = set()
-        self._analyzing = False
-        self._background: set[asyncio.Task[None]] = set()
-        self._pending: dict[str, Counter[uuid.UUID]] = {}
-        self._flusher: asyncio.Task[None] | None = None
+        self.corpora = Corpora(db)
+        self.usage = Usage(db)
         self.token_counter: TokenCounter | None = None  # None: default_counter() (exact cl100k when installed)
 
     # --- caches ---------------------------------------------------------------------------------------
@@ -115,68 +95,12 @@ class Retriever:
             self._vectors.popitem(last=False)
         return vector
 
-    def _cached_corpus(self, tenant_id: str) -> Corpus | None:
-        """The tenant's corpus statistics from the cache (None the first time); once older than STATS_TTL
-        they are still served while a background task reads them again."""
-        cached = self._stats.get(tenant_id)
-        if cached is None:
-            return None
-        if cached[0] <= time.monotonic() and tenant_id not in self._refreshing:
-            self._refreshing.add(tenant_id)
-            self._spawn(self._refresh_corpus(tenant_id))
-        return cached[1]
-
-    async def _corpus(self, conn: Conn, tenant_id: str) -> Corpus:
-        """The tenant's corpus statistics: cached, or read with the recall's reads."""
-        corpus = self._cached_corpus(tenant_id)
-        if corpus is None:
-            corpus = await self.read_corpus(conn, tenant_id)
-            self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
-        return corpus
+    def _model_id(self) -> str | None:
+        return self.gateway.model_id if self.gateway else None
 
     async def read_corpus(self, conn: Conn, tenant_id: str) -> Corpus:
-        own = own_index_names(self.gateway.model_id, tenant_id) if self.gateway else []
-        row = await (
-            await conn.execute(cq.CORPUS, {"tenant_id": tenant_id, "own_indexes": own}, binary=True)
-        ).fetchone()
-        assert row is not None
-        if row["unanalyzed"] and row["n"] > 0:
-            self._analyze_soon()
-        return Corpus(int(row["n"]), float(row["avgdl"]), list(row["speakers"]), row["fts_config"],
-                      bool(row["has_context"]), bool(row["own_index"]), source_trust(row["source_trust"]),
-                      bool(row["has_contradictions"]))  # fmt: skip
-
-    def _analyze_soon(self) -> None:
-        if self._analyzing:  # once per process: without owner rights it can only warn, each time
-            return
-        self._analyzing = True
-        self._spawn(self._analyze())
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run in the background, held until done (``drain`` waits for what is still running)."""
-        task = asyncio.create_task(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _analyze(self) -> None:
-        """A new database's recall tables, analyzed as soon as they hold memories instead of when autovacuum
-        gets to them (about a minute; never below 50 rows): until then PostgreSQL plans them as if it knew
-        nothing of them (recalls of 100-250 ms at 400 memories instead of 20)."""
-        try:
-            async with self.db.owner() as conn:
-                await conn.execute(cq.ANALYZE_RECALL_TABLES)
-        except Exception as exc:  # autovacuum will do it later
-            _log.warning("could not analyze the recall tables: %s", exc)
-
-    async def _refresh_corpus(self, tenant_id: str) -> None:
-        try:
-            async with self.db.tenant(tenant_id) as conn:
-                corpus = await self.read_corpus(conn, tenant_id)
-            self._stats[tenant_id] = (time.monotonic() + STATS_TTL, corpus)
-        except Exception as exc:  # the stale statistics stay in use; the next recall tries again
-            _log.warning("could not refresh the corpus statistics of tenant %s: %s", tenant_id, exc)
-        finally:
-            self._refreshing.discard(tenant_id)
+        """The tenant's corpus statistics, read now on ``conn``."""
+        return await self.corpora.read(conn, tenant_id, self._model_id())
 
     async def _dense_side(
         self,
@@ -214,13 +138,11 @@ class Retriever:
 
     def forget_corpus(self, tenant_id: str) -> None:
         """Read the tenant's corpus statistics again at its next recall (its settings changed)."""
-        self._stats.pop(tenant_id, None)
+        self.corpora.forget(tenant_id)
 
     def note_context(self, tenant_id: str) -> None:
         """This tenant now has context vectors: stop skipping the dense_context retriever."""
-        cached = self._stats.get(tenant_id)
-        if cached and not cached[1].has_context:
-            del self._stats[tenant_id]
+        self.corpora.note_context(tenant_id)
 
     # --- recall ---------------------------------------------------------------------------------------
 
@@ -242,7 +164,7 @@ class Retriever:
         model = self.gateway.model_id if self.gateway else None
         # The dense side (embed the query, read its candidates on a connection of its own) runs beside the
         # lexical side; with the tenant's statistics cached it starts before anything else.
-        corpus = self._cached_corpus(tenant_id)
+        corpus = self.corpora.cached(tenant_id, model)
         analysis = self._analyse(req, corpus, cfg) if corpus else None
         unscored = _Unscored()
         dense = (
@@ -258,7 +180,7 @@ class Retriever:
             # come back with the closing Sync.
             async with self.db.reads(tenant_id, recall_settings(cfg)) as conn:
                 if corpus is None or analysis is None:
-                    corpus = await self._corpus(conn, tenant_id)
+                    corpus = await self.corpora.get(conn, tenant_id, model)
                     analysis = self._analyse(req, corpus, cfg)
                     dense = self._begin_dense(tenant_id, f, cfg, analysis, query_vector, corpus, unscored)
                 if dense is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
@@ -362,7 +284,7 @@ class Retriever:
             acting_agent_id=req.agent_id,
         )
         await self.receipts.store(row)
-        self._touch(tenant_id, [i.id for i in placed])
+        self.usage.touch(tenant_id, [i.id for i in placed])
         return RecallResult(
             items=placed,
             packet=packet.text,
@@ -494,37 +416,11 @@ class Retriever:
         ).fetchall()
         return {r["memory_id"]: r["embedding"].to_numpy() for r in rows}
 
-    def _touch(self, tenant_id: str, ids: list[uuid.UUID]) -> None:
-        """last_used_at / use_count, off the hot path: gathered and written about once a second."""
-        if not ids:
-            return
-        self._pending.setdefault(tenant_id, Counter()).update(ids)
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush_later())
-
-    async def _flush_later(self) -> None:
-        await asyncio.sleep(TOUCH_INTERVAL)
-        await self._flush()
-
-    async def _flush(self) -> None:
-        pending, self._pending = self._pending, {}
-        if not pending:
-            return
-        try:  # one round trip for every tenant
-            await rc.touch(self.db, pending)
-        except Exception as exc:  # usage statistics must never fail anything
-            _log.warning("could not record the use of %d memories: %s", sum(map(len, pending.values())), exc)
-
     async def drain(self) -> None:
-        """Write pending usage updates and receipts now and finish statistics refreshes (on shutdown, and in
+        """Finish statistics refreshes and write pending usage counts and receipts now (on shutdown, and in
         tests)."""
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
-        if self._flusher is not None and not self._flusher.done():
-            self._flusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._flusher
-        await self._flush()
+        await self.corpora.drain()
+        await self.usage.drain()
         await self.receipts.close()
 
 
