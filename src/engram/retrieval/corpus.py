@@ -58,7 +58,7 @@ class Corpus:
     has_context: bool
     own_index: bool  # an HNSW index of its own for the current model (large tenants)
     source_trust: dict[str, float]
-    has_contradictions: bool  # any "contradicts" relation: only then are they read for the selected items
+    has_contradictions: bool  # any "contradicts" relation: only then are they read for the candidates
 
 
 class Corpora:

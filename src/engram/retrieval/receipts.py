@@ -48,7 +48,7 @@ FOR_MEMORY: LiteralString = (
 @dataclass(frozen=True)
 class ReceiptRow:
     """A receipt as it is stored (``insert``), built by the recall that answered. ``retrievers`` holds each
-    retriever's candidates in rank order (objects with ``id`` and ``score``, such as ``candidates.Hit``);
+    retriever's candidates in rank order (objects with ``id`` and ``score``, such as ``retrievers.base.Hit``);
     they are laid out column-wise (``columns``) when the row is written, after the recall has answered."""
 
     tenant_id: str
@@ -81,7 +81,7 @@ class ReceiptRow:
 
 def columns(retrievers: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, Any]]:
     """Each retriever's candidates in rank order (objects with ``id`` and ``score``, such as
-    ``candidates.Hit``), column-wise: ``{"ids": [...], "scores": [...]}`` per retriever, scores rounded as
+    ``retrievers.base.Hit``), column-wise: ``{"ids": [...], "scores": [...]}`` per retriever, scores rounded as
     the items report them and a score that is not a number (a cosine with a zero vector) as null, which
     JSON cannot hold otherwise. Left as uuids and numpy arrays for ``_dumps`` (a few hundred small objects
     cost more to build and encode than the rest of the recall's bookkeeping); read back as
