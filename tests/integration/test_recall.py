@@ -13,12 +13,16 @@ from engram import Engram, ValidationError
 from engram.model.recall import RecallRequest
 from engram.providers.base import Vector
 from engram.providers.gateway import EmbeddingGateway
-from engram.retrieval import candidates as cq
 from engram.retrieval import receipts as rc
 from engram.retrieval.config import preset
-from engram.retrieval.engine import dense_settings
+from engram.retrieval.filter import build_filter
+from engram.retrieval.gather import Later, dense_settings
+from engram.retrieval.retrievers import dense
+from engram.retrieval.retrievers.base import Search
+from engram.retrieval.retrievers.columns import INLINE_CONTENT
 from engram.retrieval.tokens import default_counter
 from tests.integration.test_embedding import Flaky
+from tests.retrieval_helpers import dense_hits, identifier_hits, lexical_hits, query_terms
 
 
 async def owner_sql(engram: Engram, statement: str, *params: object) -> None:
@@ -136,7 +140,7 @@ async def test_lexical_rows_read_before_the_vector_is_known_are_scored_by_the_de
     async def no_second_transaction(*args: object, **kwargs: object) -> None:
         raise AssertionError("the cosines should have come with the dense side's round trip")
 
-    monkeypatch.setattr(cq, "add_cosines", no_second_transaction)
+    monkeypatch.setattr(Later, "__call__", no_second_transaction)
     result = await engram.recall("crane lease invoice", preset="hybrid")
     assert result.items and [i.id for i in result.items] == [i.id for i in expected.items]
     assert all("cos_self" in i.signals for i in result.items)
@@ -181,7 +185,7 @@ async def test_token_budget_is_never_exceeded_and_items_are_whole(engram: Engram
 
 async def test_long_contents_are_read_after_fusion_and_come_back_whole(engram: Engram) -> None:
     long_text = "Runbook for the quasarflux outage: " + "restart the ingest workers one by one, " * 150 + "done."
-    assert len(long_text.encode()) > cq.INLINE_CONTENT
+    assert len(long_text.encode()) > INLINE_CONTENT
     long = await engram.remember(long_text, summary="Quasarflux outage runbook")
     short = await engram.remember("The quasarflux outage dashboard lives on grafana")
     for name in ("hybrid", "lexical"):  # hybrid prefers the dense statement's rows (they carry cosines)
@@ -191,10 +195,10 @@ async def test_long_contents_are_read_after_fusion_and_come_back_whole(engram: E
         assert got[long.id].content == long_text and got[long.id].summary == "Quasarflux outage runbook"
         assert got[short.id].content == "The quasarflux outage dashboard lives on grafana"
     async with engram.db.tenant("acme") as conn:  # the candidate row leaves the long content out
-        f = cq.build_filter("acme", RecallRequest(query="quasarflux"))
-        rows = {h.id: h.row for h in await cq.lexical(conn, f, None, preset("lexical"), n_docs=2, avgdl=10.0,
-                                                       query="quasarflux")}  # fmt: skip
-    assert rows[long.id]["content"] is None and rows[short.id]["content"] is not None
+        f = build_filter("acme", RecallRequest(query="quasarflux"))
+        rows = {h.id: h.row for h in await lexical_hits(conn, f, preset("lexical"), n_docs=2, avgdl=10.0,
+                                                         query="quasarflux")}  # fmt: skip
+    assert rows[long.id].content is None and rows[short.id].content is not None
 
 
 async def test_packet_marks_memories_as_untrusted_and_maps_references_to_ids(engram: Engram) -> None:
@@ -350,8 +354,8 @@ async def test_identifiers_found_through_postings_and_trigrams_add_up(engram: En
     trigrams_only = await engram.remember("Proxy logged ERR_504 again overnight")
     await engram.remember("Proxy logged ERR_502 for request 35837")  # neither identifier as a whole token
     async with engram.db.tenant("acme") as conn:
-        f = cq.build_filter("acme", RecallRequest(query="x"))
-        hits = await cq.identifier_hits(conn, f, ["ERR_504", "35836"], preset("hybrid"))
+        f = build_filter("acme", RecallRequest(query="x"))
+        hits = await identifier_hits(conn, f, ["ERR_504", "35836"], preset("hybrid"))
     scores = {h.id: h.score for h in hits}
     assert scores == {both.id: 1.0, postings_only.id: 0.5, trigrams_only.id: 0.5}
     assert hits[0].id == both.id
@@ -412,10 +416,8 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
     async with engram.db.tenant("acme") as conn:
         assert (await engram.retriever.read_corpus(conn, "acme")).own_index
         assert not (await engram.retriever.read_corpus(conn, "tiny")).own_index
-    f = cq.build_filter("acme", RecallRequest(query="x"))
-    stmt = cq.dense_statement(
-        engram.gateway.model_id, engram.gateway.dimensions, "embedding", f, limit=3, own_index=True
-    )
+    f = build_filter("acme", RecallRequest(query="x"))
+    stmt = dense.statement(engram.gateway.model_id, engram.gateway.dimensions, "embedding", f, limit=3, own_index=True)
     async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
         vec = (await engram.gateway.embed(["Rotterdam"]))[0]
         plan = await (await conn.execute(b"EXPLAIN " + stmt, {**f.params, "qv": vec})).fetchall()
@@ -427,9 +429,9 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
             async with conn.transaction():
                 for name_, value in {"engram.tenant_id": "acme", **dense_settings(cfg)}.items():
                     await conn.execute("SELECT set_config(%s, %s, true)", [name_, value])
-                cur = await cq.send_dense(conn, f, vec, cfg, model_id=engram.gateway.model_id,
-                                          dims=engram.gateway.dimensions, context=False, own_index=True)  # fmt: skip
-                assert len(await cq.dense_hits(cur)) == 6
+                search = Search(f, cfg, vector=vec, model_id=engram.gateway.model_id,
+                                dims=engram.gateway.dimensions, own_index=True)  # fmt: skip
+                assert len(await dense.SELF.hits(await dense.SELF.send(conn, search), search)) == 6
         plans = "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement ~ %s"
         rows = await (await conn.execute(plans, ["halfvec.*<#>"])).fetchall()
     assert len(rows) == 1 and rows[0]["generic_plans"] >= 3 and rows[0]["custom_plans"] == 0
@@ -478,21 +480,21 @@ async def test_small_tenants_dense_statement_is_exact_and_agrees_with_the_planne
     model, dims = engram.gateway.model_id, engram.gateway.dimensions
     vec = (await engram.gateway.embed(["invoice paid"]))[0]
     for user in ("u1", "u2", None):
-        f = cq.build_filter("acme", RecallRequest(query="x", user_id=user))
+        f = build_filter("acme", RecallRequest(query="x", user_id=user))
         cfg = preset("dense", candidates=5)
         async with engram.db.tenant("acme") as conn:
-            exact = await cq.dense(conn, f, vec, cfg, model_id=model, dims=dims, context=False, exact=True)
+            exact = await dense_hits(conn, f, vec, cfg, model_id=model, dims=dims, exact=True)
         async with engram.db.tenant("acme", {"enable_indexscan": "off", "enable_bitmapscan": "off"}) as conn:
-            stmt = cq.dense_statement(model, dims, "embedding", f, limit=5)  # no index: a scan and a sort
+            stmt = dense.statement(model, dims, "embedding", f, limit=5)  # no index: a scan and a sort
             truth = await (await conn.execute(stmt, {**f.params, "qv": vec}, prepare=False)).fetchall()
         assert [h.id for h in exact] == [r["id"] for r in truth] and len(exact) == 5
         assert len({round(h.score, 6) for h in exact}) == 5 and exact[0].score > 0.1  # no ties, a real order
-        assert exact[0].row["cos_self"] == pytest.approx(exact[0].score)
+        assert exact[0].row.cos_self == pytest.approx(exact[0].score)
     # The exact statement names no tenant (one prepared plan for all of them), and no index can order it.
-    stmt = cq.dense_statement(model, dims, "embedding", f, limit=5)
-    assert b"'acme'" in stmt and b"'acme'" not in cq._exact_sql(model, dims, "embedding", f.shape, 5)
+    stmt = dense.statement(model, dims, "embedding", f, limit=5)
+    assert b"'acme'" in stmt and b"'acme'" not in dense.exact_statement(model, dims, "embedding", f.shape, 5)
     async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
-        exact_stmt = cq._exact_sql(model, dims, "embedding", f.shape, 5)
+        exact_stmt = dense.exact_statement(model, dims, "embedding", f.shape, 5)
         plan = await (await conn.execute(b"EXPLAIN " + exact_stmt, {**f.params, "qv": vec})).fetchall()
     assert "hnsw" not in "\n".join(r["QUERY PLAN"] for r in plan)
 
@@ -523,21 +525,21 @@ async def test_lexical_statement_chooses_its_terms_as_query_terms_would(engram: 
         docs.append({"content": " ".join(words + (["quince"] if n % 50 == 0 else []))})
     await engram.remember_many(docs)
     cfg = preset("lexical", lexical_postings_budget=100)
-    f = cq.build_filter("acme", RecallRequest(query="x"))
+    f = build_filter("acme", RecallRequest(query="x"))
     async with engram.db.tenant("acme") as conn:
         corpus = await engram.retriever.read_corpus(conn, "acme")
         for query in ("common apple pear", "quince apple", "pear quince common", "common", "nothing here", "apple"):
-            dfs = await cq.query_terms(conn, "acme", corpus.fts_config, query, cfg.lexical_postings_budget + 1)
-            given = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl)
-            found = await cq.lexical(
-                conn, f, None, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=query, fts=corpus.fts_config
+            dfs = await query_terms(conn, "acme", corpus.fts_config, query, cfg.lexical_postings_budget + 1)
+            given = await lexical_hits(conn, f, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, dfs=dfs)
+            found = await lexical_hits(
+                conn, f, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=query, fts=corpus.fts_config
             )
             assert [(h.id, round(h.score, 9)) for h in found] == [(h.id, round(h.score, 9)) for h in given], query
             assert (len(found) > 0) == (query != "nothing here")
             # Without the rarest lexeme over the budget, only "common" (150 postings, budget 100) loses it.
-            given = await cq.lexical(conn, f, dfs, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, rarest=False)
-            found = await cq.lexical(
-                conn, f, None, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=query, fts=corpus.fts_config,
+            given = await lexical_hits(conn, f, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, dfs=dfs, rarest=False)
+            found = await lexical_hits(
+                conn, f, cfg, n_docs=corpus.n_docs, avgdl=corpus.avgdl, query=query, fts=corpus.fts_config,
                 rarest=False,
             )  # fmt: skip
             assert [(h.id, round(h.score, 9)) for h in found] == [(h.id, round(h.score, 9)) for h in given], query

@@ -9,13 +9,13 @@ import dataclasses
 import math
 import uuid
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import pytest
 
 from engram import Engram, NotFoundError
 from engram.errors import StoreUnavailable
 from engram.model import new_id
-from engram.retrieval.candidates import Hit
 from engram.retrieval.receipt_writer import ReceiptWriter
 from engram.retrieval.receipts import ReceiptRow
 from engram.store.database import Database
@@ -67,8 +67,13 @@ async def test_receipts_of_several_tenants_share_one_write(engram: Engram) -> No
     assert not await stored(engram, "globex", rows[0].id)  # each under its own tenant
 
 
+class Scored(NamedTuple):  # what a receipt keeps of a retriever's hit
+    id: uuid.UUID
+    score: float
+
+
 async def test_each_receipt_of_a_batch_keeps_its_own_retriever_lists(engram: Engram) -> None:
-    hits = [Hit(uuid.uuid4(), score) for score in (12.3456789, 0.5, -0.25, math.nan)]
+    hits = [Scored(uuid.uuid4(), score) for score in (12.3456789, 0.5, -0.25, math.nan)]
     rows = [
         dataclasses.replace(row(), retrievers={"lexical": hits[:2], "dense": [hits[2]], "identifier": []}),
         dataclasses.replace(row("globex"), retrievers={}),

@@ -24,9 +24,11 @@ from engram.errors import EngramError
 from engram.evaluation.metrics import percentile
 from engram.evaluation.runner import settle
 from engram.model.recall import RecallRequest
-from engram.retrieval import candidates as cq
 from engram.retrieval.config import PRESETS
-from engram.retrieval.engine import recall_settings
+from engram.retrieval.filter import build_filter
+from engram.retrieval.gather import recall_settings
+from engram.retrieval.retrievers import dense
+from engram.retrieval.retrievers.base import Search
 from engram.service import Engram
 
 BIG = "bench-big"
@@ -214,19 +216,16 @@ async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: r
     scores = []
     for q, vec in zip(queries, vectors, strict=True):
         req = RecallRequest(query=q, user_id=f"u{rng.randrange(USERS_PER_TENANT)}")
-        f = cq.build_filter(tenant, req)
+        f = build_filter(tenant, req)
+        search = Search(f, cfg, vector=vec, model_id=gateway.model_id, dims=gateway.dimensions, own_index=own)
         async with engram.db.tenant(tenant, recall_settings(cfg)) as conn:
-            fast = (
-                await cq.dense(conn, f, vec, cfg, model_id=gateway.model_id, dims=gateway.dimensions, context=False,
-                               own_index=own)
-            )[:10]  # fmt: skip
+            fast = (await dense.SELF.hits(await dense.SELF.send(conn, search), search))[:10]
         async with engram.db.tenant(tenant, EXACT) as conn:
             # Never prepared: a prepared statement keeps the plan it was first given (the HNSW one) whatever
             # the settings are now, and the reference would then be an approximate search itself.
-            stmt = cq.dense_statement(gateway.model_id, gateway.dimensions, "embedding", f, limit=10)
+            stmt = dense.statement(gateway.model_id, gateway.dimensions, "embedding", f, limit=10)
             rows = await (await conn.execute(stmt, {**f.params, "qv": vec}, prepare=False)).fetchall()
-            exact = [cq.Hit(r["id"], float(r["score"])) for r in rows]
-        truth = {h.id for h in exact}
+        truth = {r["id"] for r in rows}
         if truth:
             scores.append(len(truth & {h.id for h in fast}) / len(truth))
     return round(float(np.mean(scores)), 4) if scores else 0.0

@@ -14,8 +14,8 @@ from typing import Any
 from engram.config import Settings
 from engram.errors import EngramError, PolicyRejection
 from engram.model.recall import RecallResult
-from engram.retrieval import candidates as cq
 from engram.retrieval.config import RetrievalConfig
+from engram.retrieval.corpus import ANALYZE_RECALL_TABLES
 from engram.service import Engram
 
 BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
@@ -56,7 +56,7 @@ async def settle(engram: Engram) -> None:
         if not await engram.enrich_pending(limit=512, lease_seconds=600):
             raise RuntimeError("memories are waiting for vectors but the embedder makes no progress")
     async with engram.db.owner() as conn:
-        await conn.execute(cq.ANALYZE_RECALL_TABLES)
+        await conn.execute(ANALYZE_RECALL_TABLES)
 
 
 async def timed_recall(

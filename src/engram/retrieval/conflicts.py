@@ -22,7 +22,7 @@ NEAR_WORDING = 0.6  # Jaccard similarity of the remaining words above which two 
 
 def _shape(c: Candidate) -> tuple[frozenset[str], frozenset[str]]:
     """The anchors of an item's text, and its other words."""
-    text = str(c.row.get("content") or c.row.get("summary") or "")
+    text = c.row.content or c.row.summary or ""
     anchors = frozenset(a.rstrip(".,:") for a in _ANCHOR.findall(text.strip()))
     lowered = {a.lower() for a in anchors}
     return anchors, frozenset(w for w in _WORD.findall(text.lower()) if w not in lowered)
@@ -34,7 +34,7 @@ def disagree(
 ) -> bool:  # fmt: skip
     if frozenset((a.id, b.id)) in related:
         return True
-    key_a, key_b = a.row.get("fact_key"), b.row.get("fact_key")
+    key_a, key_b = a.row.fact_key, b.row.fact_key
     if key_a is not None and key_a == key_b:
         return True
     (anchors_a, wa), (anchors_b, wb) = shapes[a.id], shapes[b.id]
@@ -45,7 +45,7 @@ def disagree(
 
 def _standing(c: Candidate) -> tuple[float, object, object]:
     """Better sourced first (trust x confidence), then newer."""
-    return (c.trust * float(c.row["confidence"]), c.row["valid_from"], c.row["recorded_at"])
+    return (c.trust * float(c.row.confidence), c.row.valid_from, c.row.recorded_at)
 
 
 def resolve(ranked: Sequence[Candidate], related: Collection[frozenset[uuid.UUID]] = ()) -> list[Candidate]:

@@ -1,5 +1,5 @@
-"""Fusion and ranking: combine the retrievers' lists, apply the query-time boosts, then the utility score,
-optional MMR diversity. Pure functions over candidates; no I/O."""
+"""Fusion and scoring: combine the retrievers' lists, apply the query-time boosts, then the utility score,
+optional MMR diversity. Pure functions over candidates (``rank`` composes them); no I/O."""
 
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from engram.retrieval.candidates import Hit
 from engram.retrieval.config import RetrievalConfig
+from engram.retrieval.retrievers.base import Cosines, Hit, Row
 
 
 @dataclass(slots=True)
 class Candidate:
+    """A memory some retriever found (or a relation led to), with what ranking learns of it. Its row is
+    the one its retrievers read; ranking writes here, never there."""
+
     id: uuid.UUID
-    row: dict[str, Any]
+    row: Row
     ranks: dict[str, int] = field(default_factory=dict)
     signals: dict[str, float] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
@@ -27,6 +30,8 @@ class Candidate:
     score: float = 0.0
     trust: float = 1.0
     conflicts: list[uuid.UUID] = field(default_factory=list)
+    cos_self: float | None = None  # the query's cosines (None: not known, or no such vector)
+    cos_context: float | None = None
 
     @property
     def relevant(self) -> bool:
@@ -40,25 +45,34 @@ class Candidate:
         )  # fmt: skip
 
 
-def collect(lists: Mapping[str, Sequence[Hit]]) -> list[Candidate]:
+def collect(lists: Mapping[str, Sequence[Hit]], late: Mapping[uuid.UUID, Cosines] | None = None) -> list[Candidate]:
     """One candidate per memory found by any retriever, with its rank and score in each, and the row of the
-    first retriever that found it (or of one that read the query's cosines, when that one did not)."""
+    first retriever that found it (or of one that read the query's cosines, when that one did not). Its
+    cosines come from that row, or from ``late`` (read after it, when the query vector was known)."""
     out: dict[int, Candidate] = {}  # by the uuid's int: a UUID's own hash is computed in Python
     for name, hits in lists.items():
         for rank, hit in enumerate(hits, start=1):
             key = hit.id.int
+            row = hit.row
             c = out.get(key)
             if c is None:
-                c = out[key] = Candidate(hit.id, hit.row, {}, {}, [])
-            elif "cos_self" not in c.row and "cos_self" in hit.row:
-                c.row = hit.row
+                c = out[key] = Candidate(hit.id, row, {}, {}, [])
+                if row.scored:
+                    c.cos_self, c.cos_context = row.cos_self, row.cos_context
+            elif row.scored and not c.row.scored:
+                c.row = row
+                c.cos_self, c.cos_context = row.cos_self, row.cos_context
             c.ranks[name] = rank
             c.signals[name] = hit.score
             c.reasons.append(f"{name}#{rank}")
-            share = hit.row.get("term_share")
-            if share is not None:
-                c.signals["term_share"] = float(share)
-    return list(out.values())
+            if row.term_share is not None:
+                c.signals["term_share"] = row.term_share
+    cands = list(out.values())
+    if late:
+        for c in cands:
+            if not c.row.scored and c.id in late:
+                c.cos_self, c.cos_context = late[c.id]
+    return cands
 
 
 def fuse(cands: list[Candidate], cfg: RetrievalConfig, *, named_speakers: Sequence[str]) -> None:
@@ -69,10 +83,9 @@ def fuse(cands: list[Candidate], cfg: RetrievalConfig, *, named_speakers: Sequen
     for c in cands:
         if c.signals.get("term_share", 0.0) >= min_share:
             c.signals["terms_ok"] = 1.0
-        row = c.row
-        cos_self = row.get("cos_self")
+        cos_self = c.cos_self
         if cos_self is not None:
-            cos_ctx = row.get("cos_context")
+            cos_ctx = c.cos_context
             signals = c.signals
             s_self = signals["cos_self"] = float(cos_self)
             s_ctx = signals["cos_context"] = float(cos_ctx if cos_ctx is not None else cos_self)
@@ -102,12 +115,12 @@ def fuse(cands: list[Candidate], cfg: RetrievalConfig, *, named_speakers: Sequen
     if len(named_speakers) == 1 and cfg.speaker_boost != 1.0:
         name = named_speakers[0]
         for c in cands:
-            if c.row.get("speaker") == name and c.fused > 0:
+            if c.row.speaker == name and c.fused > 0:
                 c.fused *= cfg.speaker_boost
                 c.reasons.append("speaker_named")
     if cfg.session_boost > 0:
         best: dict[str, float] = {}
-        sessions = [(c, c.row.get("session_id")) for c in cands]
+        sessions = [(c, c.row.session_id) for c in cands]
         for c, session in sessions:
             if session is not None:
                 best[session] = max(best.get(session, 0.0), c.fused)
@@ -127,21 +140,21 @@ def utility(cands: list[Candidate], cfg: RetrievalConfig, at: datetime, source_t
     top = max((c.fused for c in cands), default=0.0) or 1.0
     for c in cands:
         row = c.row
-        age_days = max((at - row["valid_from"]).total_seconds(), 0.0) / 86400.0
+        age_days = max((at - row.valid_from).total_seconds(), 0.0) / 86400.0
         recency = math.pow(0.5, age_days / half_life)
-        c.trust = source_trust.get(row["source_type"], 1.0)
-        reliability = c.trust * float(row["confidence"])
+        c.trust = source_trust.get(row.source_type, 1.0)
+        reliability = c.trust * float(row.confidence)
         c.score = (
             relevance * c.fused / top * (1.0 - trust_w + trust_w * reliability)
             + recency_w * recency
-            + confidence * float(row["confidence"])
-            + importance * float(row["importance"])
+            + confidence * float(row.confidence)
+            + importance * float(row.importance)
         )
         c.signals["recency"] = recency
         c.signals["reliability"] = reliability
 
 
-def rank(cands: list[Candidate]) -> list[Candidate]:
+def by_score(cands: list[Candidate]) -> list[Candidate]:
     return sorted(cands, key=lambda c: (-c.score, c.id))  # uuid order is the order of its text
 
 

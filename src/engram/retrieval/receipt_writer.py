@@ -1,8 +1,7 @@
 """Receipts written behind the answer (SPEC 5.6).
 
 A recall's receipt is queued when the recall answers and written moments later, with the receipts of other
-recalls (of any tenants), in one statement: the caller does not wait for it (about a fifth of a recall's
-time).
+recalls (of any tenants), in one statement: the caller does not wait for it.
 What this process reads back (``settle``) it always sees; another process sees a receipt within
 ``LINGER`` seconds plus a write. Receipts still queued are written on ``close``; a crash of this process
 loses those of the last moments, as an asynchronous commit may (recalls commit asynchronously anyway).

@@ -43,21 +43,12 @@ FOR_MEMORY: LiteralString = (
     " AND (NOT %(only_user)s OR acting_user_id IS NOT DISTINCT FROM %(user)s)"
     " ORDER BY created_at DESC LIMIT %(limit)s"
 )
-# Usage counts of one tenant's memories, in one statement; rows locked by a writer are skipped (never waited
-# for, so never a deadlock): a usage count is a hint.
-TOUCH: LiteralString = """
-UPDATE memories m SET last_used_at = now(), use_count = m.use_count + u.n
-  FROM (SELECT x.id, t.n FROM unnest(%(ids)s::uuid[], %(counts)s::integer[]) AS t(id, n)
-          JOIN memories x ON x.tenant_id = %(tenant_id)s AND x.id = t.id
-           FOR UPDATE OF x SKIP LOCKED) u
- WHERE m.tenant_id = %(tenant_id)s AND m.id = u.id
-"""
 
 
 @dataclass(frozen=True)
 class ReceiptRow:
     """A receipt as it is stored (``insert``), built by the recall that answered. ``retrievers`` holds each
-    retriever's candidates in rank order (objects with ``id`` and ``score``, such as ``candidates.Hit``);
+    retriever's candidates in rank order (objects with ``id`` and ``score``, such as ``retrievers.base.Hit``);
     they are laid out column-wise (``columns``) when the row is written, after the recall has answered."""
 
     tenant_id: str
@@ -90,7 +81,7 @@ class ReceiptRow:
 
 def columns(retrievers: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, Any]]:
     """Each retriever's candidates in rank order (objects with ``id`` and ``score``, such as
-    ``candidates.Hit``), column-wise: ``{"ids": [...], "scores": [...]}`` per retriever, scores rounded as
+    ``retrievers.base.Hit``), column-wise: ``{"ids": [...], "scores": [...]}`` per retriever, scores rounded as
     the items report them and a score that is not a number (a cosine with a zero vector) as null, which
     JSON cannot hold otherwise. Left as uuids and numpy arrays for ``_dumps`` (a few hundred small objects
     cost more to build and encode than the rest of the recall's bookkeeping); read back as
@@ -116,16 +107,6 @@ async def insert(db: Database, rows: Sequence[ReceiptRow]) -> None:
         for tenant_id, documents in by_tenant.items():
             conn = await switch(tenant_id)
             await conn.execute(INSERT, [Jsonb(documents, dumps=_dumps)])
-
-
-async def touch(db: Database, counts: Mapping[str, Mapping[uuid.UUID, int]]) -> None:
-    """Add to the usage counts of memories of any tenants (each under its own row-level security)."""
-    async with db.tenants() as switch:
-        await switch.conn.execute(ASYNC_COMMIT)
-        for tenant_id, used in counts.items():
-            conn = await switch(tenant_id)
-            ids = sorted(used)  # a stable order: concurrent flushes lock rows alike
-            await conn.execute(TOUCH, {"tenant_id": tenant_id, "ids": ids, "counts": [used[i] for i in ids]})
 
 
 def _receipt(row: dict[str, Any]) -> Receipt:

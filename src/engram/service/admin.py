@@ -168,7 +168,7 @@ class Administration(Core):
 
     async def analyze(self) -> None:
         """Refresh the planner's statistics of the recall tables (what autovacuum does after a bulk load)."""
-        from engram.retrieval.candidates import ANALYZE_RECALL_TABLES
+        from engram.retrieval.corpus import ANALYZE_RECALL_TABLES
 
         async with self.db.owner() as conn:
             await conn.execute(ANALYZE_RECALL_TABLES)

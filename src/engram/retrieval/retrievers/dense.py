@@ -1,0 +1,103 @@
+"""The dense retrievers: the nearest memories by the cosine of their own vector (``SELF``) or their context
+vector (``CONTEXT``), through pgvector HNSW per model (and per large tenant), or exactly for a small tenant."""
+
+from __future__ import annotations
+
+import functools
+from typing import LiteralString
+
+from psycopg import sql
+
+from engram.retrieval.filter import Filter, filter_clause, visible
+from engram.retrieval.retrievers.base import Hit, Search
+from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, RowCursor, execute, read_hits
+from engram.store.database import Conn
+
+# What both dense statements select, and from where. The caller's visibility is checked on the vector's
+# copy of its memory's fields too, so the scan drops what the caller may not see before the lookup.
+_DENSE_FROM: LiteralString = (
+    "SELECT e.memory_id AS id, {score} AS score, {cos_self} AS cos_self, {cos_context} AS cos_context, {columns}"
+    " FROM memory_embeddings e JOIN memories m ON m.tenant_id = e.tenant_id AND m.id = e.memory_id"
+)
+_VISIBLE_VECTOR: LiteralString = visible("e")
+
+
+def _parts(column: str, dims: int) -> dict[str, sql.Composable]:
+    cosine = "(1 - (e.{}::vector({}) <=> %(qv)s::vector({})))::float8"
+    return {
+        "score": sql.SQL(cosine).format(sql.Identifier(column), dims, dims),
+        "cos_self": sql.SQL(cosine).format(sql.Identifier("embedding"), dims, dims),
+        "cos_context": sql.SQL(cosine).format(sql.Identifier("context_embedding"), dims, dims),
+        "columns": sql.SQL(CANDIDATE_COLUMNS),
+        "col": sql.Identifier(column),
+        "dims": sql.Literal(dims),
+    }
+
+
+def statement(model_id: str, dims: int, column: str, f: Filter, *, limit: int, own_index: bool = False) -> bytes:
+    """Model, tenant and limit as literals: the planner can then pick the partial HNSW index built for this
+    model (and tenant), and judges a prepared statement's generic plan by the real limit (with an unknown
+    one it finds the generic plan dearer and plans every execution again).
+    A tenant with an index of its own (``store.embeddings.index_large_tenants``) is ordered by halfvec
+    inner product, which only that index serves (vectors are unit length: the same order as cosine); the
+    score is the full-precision cosine. Each row also carries both cosines."""
+    return _planned(model_id, dims, column, f.params["tenant_id"], f.shape, limit, own_index)
+
+
+@functools.lru_cache(maxsize=4096)
+def _planned(
+    model_id: str, dims: int, column: str, tenant_id: str, shape: tuple[str, ...], limit: int, own_index: bool
+) -> bytes:
+    kind = "halfvec" if own_index else "vector"
+    return sql.SQL(
+        _DENSE_FROM + " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND " + _VISIBLE_VECTOR
+        + " AND {filter} ORDER BY e.{col}::{kind}({dims}) {order} %(qv)s::{kind}({dims}) LIMIT {limit}"
+    ).format(
+        **_parts(column, dims), kind=sql.SQL(kind), order=sql.SQL("<#>" if own_index else "<=>"),
+        model=sql.Literal(model_id), filter=filter_clause(shape), tenant=sql.Literal(tenant_id),
+        limit=sql.Literal(limit),
+    ).as_bytes()  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def exact_statement(model_id: str, dims: int, column: str, shape: tuple[str, ...], limit: int) -> bytes:
+    """A small tenant's dense candidates: exact, by a statement that does not name the tenant, so one
+    prepared plan serves every small tenant (PostgreSQL still plans per tenant when the shared plan would
+    cost more, as when one huge tenant skews the estimate). Ordered by the score, which no index can serve:
+    a small tenant is read through its own rows, never the graph."""
+    return sql.SQL(
+        _DENSE_FROM + " WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{col} IS NOT NULL AND "
+        + _VISIBLE_VECTOR + " AND {filter} ORDER BY score DESC, id LIMIT {limit}"
+    ).format(
+        **_parts(column, dims), model=sql.Literal(model_id), filter=filter_clause(shape), limit=sql.Literal(limit),
+    ).as_bytes()  # fmt: skip
+
+
+class Dense:
+    """The nearest memories by cosine: ``exact`` for small tenants (``exact_statement``); otherwise through
+    the tenant's own HNSW index, or the planner's choice of the shared one or the tenant's rows. Prepared at
+    its first use on a connection (see ``gather.dense_settings``)."""
+
+    def __init__(self, name: str, column: str) -> None:
+        self.name = name
+        self.column = column
+
+    async def send(self, conn: Conn, search: Search) -> RowCursor:
+        assert search.vector is not None and search.model_id is not None
+        f, limit = search.where, search.cfg.candidates
+        if search.exact:
+            stmt = exact_statement(search.model_id, search.dims, self.column, f.shape, limit)
+        else:
+            stmt = statement(search.model_id, search.dims, self.column, f, limit=limit, own_index=search.own_index)
+        return await execute(conn, stmt, {**f.params, "qv": search.vector}, prepare=True)
+
+    async def hits(self, cur: RowCursor | None, search: Search) -> list[Hit]:
+        if cur is None:
+            return []
+        found = await read_hits(cur)
+        found.sort(key=lambda h: -h.score)  # relaxed_order iterative scans may return slightly out of order
+        return found
+
+
+SELF = Dense("dense", "embedding")
+CONTEXT = Dense("dense_context", "context_embedding")

@@ -1,0 +1,140 @@
+"""The lexical retriever: BM25F over the weighted search keys' postings, in one statement that chooses the
+query's lexemes itself."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, LiteralString
+
+from psycopg import sql
+
+from engram.retrieval.filter import filter_clause
+from engram.retrieval.retrievers.base import Hit, Search
+from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, RowCursor, cosine_params, execute, finish, read_hits
+from engram.store.database import Conn
+
+# BM25F over the postings of the query's kept lexemes (``{terms}``), scored from the postings index alone
+# (it carries each document's tf and length). The filter is applied inside the same statement, to the best
+# ``window`` documents first: when at least ``limit`` of them pass, they are exactly the top ``limit`` of
+# the filtered ranking (every document outside the window scores no higher than every one inside it). Only
+# when too few pass, and there are more scored documents, does the second branch filter the rest; it is
+# skipped otherwise. The result is the same as filtering every document before ranking, while a large
+# tenant visits a few hundred memories instead of thousands. Each row also carries its ``term_share``: the
+# share of the query's idf weight that the memory holds, over the lexemes read that the tenant knows (a
+# word no memory holds cannot tell one memory from another), which recall's relevance floor asks of a
+# memory found by words alone.
+LEXICAL: LiteralString = """
+WITH {terms} post AS MATERIALIZED (
+    SELECT p.lexeme, p.memory_id, p.tf, p.dl
+      FROM search_postings p
+     WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY({lexemes})
+), idf AS MATERIALIZED (
+    SELECT lexeme, ln((greatest(%(n_docs)s::float8, count(*)) - count(*) + 0.5) / (count(*) + 0.5) + 1) AS w
+      FROM post GROUP BY lexeme
+), scored AS MATERIALIZED (
+    SELECT p.memory_id AS id,
+           sum(i.w * p.tf * (%(k1)s::float8 + 1)
+               / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * p.dl / %(avgdl)s::float8))) AS score,
+           sum(i.w) / (SELECT sum(w) FROM idf) AS term_share
+      FROM post p JOIN idf i ON i.lexeme = p.lexeme
+     GROUP BY p.memory_id
+), best AS MATERIALIZED (
+    SELECT id, score, term_share FROM scored ORDER BY score DESC, id LIMIT %(window)s
+), passed AS MATERIALIZED (
+    SELECT b.id, b.score, b.term_share, {columns}
+      FROM best b JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = b.id
+     WHERE {filter}
+)
+SELECT * FROM passed
+UNION ALL
+SELECT s.id, s.score, s.term_share, {columns}
+  FROM scored s JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = s.id
+ WHERE (SELECT count(*) FROM passed) < %(limit)s AND (SELECT count(*) FROM scored) > %(window)s
+   AND s.id NOT IN (SELECT id FROM best) AND {filter}
+ ORDER BY score DESC, id
+ LIMIT %(limit)s
+"""
+LEXICAL_WINDOW = 4  # the window is this many times the candidates wanted
+
+# The query's lexemes (the tenant's text search configuration) with their document frequencies in the
+# tenant, counted up to ``cap``: a lexeme with more postings than the budget is too common to read anyway.
+# At most QUERY_TERM_LIMIT of them, the longest (the rarer, as a rule): each costs an index probe of up to
+# ``cap`` postings, and a query is a question, not a document.
+_QUERY_TERM_LIMIT: LiteralString = "64"
+QUERY_TERM_LIMIT = int(_QUERY_TERM_LIMIT)
+QUERY_TERMS: LiteralString = (
+    """
+SELECT l.lexeme,
+       (SELECT count(*) FROM (SELECT 1 FROM search_postings p
+                               WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = l.lexeme LIMIT {cap}) x) AS n
+  FROM (SELECT u.lexeme FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS u(lexeme)
+         ORDER BY length(u.lexeme) DESC, u.lexeme LIMIT """
+    + _QUERY_TERM_LIMIT
+    + ") l"
+)
+
+# Which of those terms are read: the rarest whose postings fit the budget; with ``rarest``, at least the
+# rarest one even if it does not fit. A lexeme left out is so common in this tenant that its idf is small:
+# it acts as a stop word here. Small corpora keep every lexeme (exact BM25F); large ones stay fast. Without
+# ``rarest`` a query made only of such lexemes keeps none (recall does so when dense retrievers answer
+# beside it: reading a near stop word's thousands of postings is the dearest part of a large tenant's
+# recall). The query counts the exact document frequencies of what it reads.
+_KEPT_TERMS: LiteralString = (
+    "terms AS MATERIALIZED ("
+    + QUERY_TERMS
+    + """), kept AS (
+    SELECT lexeme
+      FROM (SELECT lexeme, sum(n) OVER w AS used, row_number() OVER w AS k FROM terms
+             WINDOW w AS (ORDER BY n, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)) t
+     WHERE used <= {budget} OR (k = 1 AND {rarest})
+),"""
+)
+
+
+@functools.lru_cache(maxsize=256)
+def statement(shape: tuple[str, ...], cosines: bool, budget: int, rarest: bool) -> bytes:
+    """LEXICAL for a filter shape, choosing its lexemes within ``budget`` postings (``_KEPT_TERMS``)."""
+    terms = sql.SQL(_KEPT_TERMS).format(
+        cap=sql.Literal(budget + 1), budget=sql.Literal(budget), rarest=sql.Literal(rarest)
+    )
+    inner = sql.SQL(LEXICAL).format(
+        terms=terms, lexemes=sql.SQL("ARRAY(SELECT lexeme FROM kept)"), filter=filter_clause(shape),
+        columns=sql.SQL(CANDIDATE_COLUMNS),
+    )  # fmt: skip
+    return finish(inner, cosines)
+
+
+def parameters(search: Search) -> dict[str, Any]:
+    """LEXICAL's parameters but for the lexemes (``{lexemes}``)."""
+    cfg = search.cfg
+    return {
+        **search.where.params,
+        "n_docs": search.n_docs,
+        "avgdl": max(search.avgdl, 1e-6),
+        "k1": cfg.bm25_k1,
+        "b": cfg.bm25_b,
+        "limit": cfg.candidates,
+        "window": cfg.candidates * LEXICAL_WINDOW,
+    }
+
+
+class Lexical:
+    """BM25F candidates; with the query vector, their rows carry its cosines too."""
+
+    name = "lexical"
+
+    async def send(self, conn: Conn, search: Search) -> RowCursor:
+        params = {**parameters(search), "query": search.text, "fts": search.fts}
+        cosines = cosine_params(params, search.vector, search.model_id)
+        stmt = statement(search.where.shape, cosines, search.cfg.lexical_postings_budget, search.rarest)
+        return await execute(conn, stmt, params)
+
+    async def hits(self, cur: RowCursor | None, search: Search) -> list[Hit]:
+        if cur is None:
+            return []
+        found = await read_hits(cur)
+        found.sort(key=lambda h: (-h.score, h.id))  # the cosine join may reorder them
+        return found
+
+
+RETRIEVER = Lexical()
