@@ -168,3 +168,12 @@ def test_cosines_read_after_a_row_count_as_the_rows_own() -> None:
     late = Evidence(hits, late_cosines={lexical_only.id: (0.62, None)}, has_vector=True)
     (found,) = rank(late, preset("hybrid"), at=NOW, max_items=5).candidates
     assert found.signals["cos_self"] == found.signals["cos_context"] == 0.62 and found.signals["dense_ok"] == 1.0
+
+
+def test_records_of_different_things_are_no_conflict() -> None:
+    a = cand("Incident 4411: the billing portal returned Error 502 for Ana's team after the Monday deploy")
+    b = cand("Incident 4412: the billing portal returned Error 504 for Dana's team after the Friday deploy")
+    c = cand("Invoice INV-77 was paid in full")
+    d = cand("Invoice INV-78 was paid in full")
+    resolve([a, b, c, d])
+    assert a.conflicts == b.conflicts == c.conflicts == d.conflicts == []

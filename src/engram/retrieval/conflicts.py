@@ -17,6 +17,7 @@ from engram.retrieval.fusion import Candidate
 # Numbers, dates and ids; and capitalised words not at a sentence's start (names).
 _ANCHOR = re.compile(r"\w*\d[\w.,:/-]*|(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]*")
 _WORD = re.compile(r"[a-z]{3,}")
+_ID = re.compile(r"[A-Za-z].*\d|\d.*[A-Za-z]")  # letters and digits together: an identifier
 NEAR_WORDING = 0.6  # Jaccard similarity of the remaining words above which two items say the same thing
 
 
@@ -38,7 +39,10 @@ def disagree(
     if key_a is not None and key_a == key_b:
         return True
     (anchors_a, wa), (anchors_b, wb) = shapes[a.id], shapes[b.id]
-    if anchors_a == anchors_b or not (wa and wb):
+    only_a, only_b = anchors_a - anchors_b, anchors_b - anchors_a
+    # One value told two ways ("every Wednesday" / "every Thursday"); records that differ in several
+    # (two incidents: other ids, codes, days) or in an id (INV-77 / INV-78) are about different things.
+    if len(only_a) != 1 or len(only_b) != 1 or not (wa and wb) or any(_ID.search(x) for x in only_a | only_b):
         return False
     return len(wa & wb) / len(wa | wb) >= NEAR_WORDING
 
@@ -53,6 +57,7 @@ def resolve(ranked: Sequence[Candidate], related: Collection[frozenset[uuid.UUID
     the other when it ranked below it."""
     order = list(ranked)
     shapes = {c.id: _shape(c) for c in order}
+    place = {id(c): i for i, c in enumerate(order)}
     for a, b in combinations(list(order), 2):
         if not disagree(a, b, related, shapes):
             continue
@@ -60,8 +65,9 @@ def resolve(ranked: Sequence[Candidate], related: Collection[frozenset[uuid.UUID
         b.conflicts.append(a.id)
         a.reasons.append(f"conflicts:{b.id}")
         b.reasons.append(f"conflicts:{a.id}")
-        ahead, behind = (a, b) if order.index(a) < order.index(b) else (b, a)
+        ahead, behind = (a, b) if place[id(a)] < place[id(b)] else (b, a)
         if _standing(behind) > _standing(ahead):
             order.remove(behind)
-            order.insert(order.index(ahead), behind)
+            order.insert(place[id(ahead)], behind)
+            place = {id(c): i for i, c in enumerate(order)}
     return order
