@@ -11,6 +11,7 @@ never from ``tests/corpora/attacks_holdout.txt``, which measures how well the cl
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 # --- slots -------------------------------------------------------------------------------------------------
 _OVERRIDE_VERBS = [
@@ -427,16 +428,23 @@ _BENIGN_SLOTS = {
 }
 
 
-def benign_look_alikes(n: int = 800, seed: int = 29) -> list[str]:
-    """``n`` distinct benign texts that share words with attacks."""
-    rnd = random.Random(seed)  # noqa: S311 - a reproducible corpus, not a secret
+def distinct(n: int, make: Callable[[], str]) -> list[str]:
+    """Up to ``n`` distinct texts from ``make`` (it gives up after 50 tries a text)."""
     out: dict[str, None] = {}
     tries = 0
     while len(out) < n and tries < 50 * n:
         tries += 1
+        out[make()] = None
+    return list(out)
+
+
+def benign_look_alikes(n: int = 800, seed: int = 29) -> list[str]:
+    """``n`` distinct benign texts that share words with attacks."""
+    rnd = random.Random(seed)  # noqa: S311 - a reproducible corpus, not a secret
+
+    def make() -> str:
         text = fill(rnd, rnd.choice(_BENIGN), _BENIGN_SLOTS)
         text = text[0].upper() + text[1:] + rnd.choice([".", "!", "", "."])
-        if rnd.random() < 0.3:
-            text = f"{rnd.choice(_CONTEXTS)} {text}"
-        out[text] = None
-    return list(out)
+        return f"{rnd.choice(_CONTEXTS)} {text}" if rnd.random() < 0.3 else text
+
+    return distinct(n, make)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from engram.policy.attack_templates import fill
+from engram.policy.attack_templates import distinct, fill
 
 _TEMPLATES = [
     # Preferences and contact.
@@ -93,9 +93,4 @@ _SLOTS = {
 def agent_memories(n: int = 2000, seed: int = 41) -> list[str]:
     """``n`` distinct benign memories of the kinds agents store."""
     rnd = random.Random(seed)  # noqa: S311 - a reproducible corpus, not a secret
-    out: dict[str, None] = {}
-    tries = 0
-    while len(out) < n and tries < 50 * n:
-        tries += 1
-        out[fill(rnd, rnd.choice(_TEMPLATES), _SLOTS)] = None
-    return list(out)
+    return distinct(n, lambda: fill(rnd, rnd.choice(_TEMPLATES), _SLOTS))
