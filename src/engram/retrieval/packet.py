@@ -88,10 +88,12 @@ def build(
     """Fill the packet best first; an item that does not fit whole is left out, smaller ones after it may
     still fit. The count is never above ``max_tokens``; with nothing placed the packet says why (or is
     empty when even that does not fit)."""
-    reach = list(itertools.islice(items, max_items * 4))
-    if not reach:
+    items = iter(items)
+    first = list(itertools.islice(items, max_items))  # the rest is built only if the packet gets to it
+    if not first:
         return _empty(EMPTY, "no_relevant_memories", max_tokens, count)
-    year = common_year(reach[:max_items])
+    year = common_year(first)
+    reach = itertools.chain(first, itertools.islice(items, max_items * 3))
     head = header(year)
     used = count(head)
     lines: list[str] = []
