@@ -80,10 +80,10 @@ async def dense_hits(
     dims: int,
     context: bool = False,
     own_index: bool = False,
-    exact: bool = False,
+    scope: bool = False,
 ) -> list[Hit]:
     """The nearest memories by cosine (``dense.SELF``, or ``dense.CONTEXT`` with ``context``)."""
-    search = Search(f, cfg, vector=vector, model_id=model_id, dims=dims, own_index=own_index, exact=exact)
+    search = Search(f, cfg, vector=vector, model_id=model_id, dims=dims, own_index=own_index, scope=scope)
     retriever = dense_retrievers.CONTEXT if context else dense_retrievers.SELF
     return await retriever.hits(await retriever.send(conn, search), search)
 

@@ -470,7 +470,7 @@ async def test_a_tenant_index_of_the_earlier_layout_serves_until_the_denser_one_
     assert len(result.items) == 3 and all("Antwerp" in i.content for i in result.items)
 
 
-async def test_small_tenants_dense_statement_is_exact_and_agrees_with_the_planned_one(engram: Engram) -> None:
+async def test_small_scopes_dense_statement_is_exact_and_agrees_with_the_planned_one(engram: Engram) -> None:
     await engram.remember_many(
         [{"content": f"Invoice {n} was " + "paid " * (n + 1) + "by bank transfer"} for n in range(8)]
     )
@@ -483,18 +483,18 @@ async def test_small_tenants_dense_statement_is_exact_and_agrees_with_the_planne
         f = build_filter("acme", RecallRequest(query="x", user_id=user))
         cfg = preset("dense", candidates=5)
         async with engram.db.tenant("acme") as conn:
-            exact = await dense_hits(conn, f, vec, cfg, model_id=model, dims=dims, exact=True)
+            exact = await dense_hits(conn, f, vec, cfg, model_id=model, dims=dims, scope=True)
         async with engram.db.tenant("acme", {"enable_indexscan": "off", "enable_bitmapscan": "off"}) as conn:
             stmt = dense.statement(model, dims, "embedding", f, limit=5)  # no index: a scan and a sort
             truth = await (await conn.execute(stmt, {**f.params, "qv": vec}, prepare=False)).fetchall()
         assert [h.id for h in exact] == [r["id"] for r in truth] and len(exact) == 5
         assert len({round(h.score, 6) for h in exact}) == 5 and exact[0].score > 0.1  # no ties, a real order
         assert exact[0].row.cos_self == pytest.approx(exact[0].score)
-    # The exact statement names no tenant (one prepared plan for all of them), and no index can order it.
+    # The scope statement names no tenant (one prepared plan for all of them), and no index can order it.
     stmt = dense.statement(model, dims, "embedding", f, limit=5)
-    assert b"'acme'" in stmt and b"'acme'" not in dense.exact_statement(model, dims, "embedding", f.shape, 5)
+    assert b"'acme'" in stmt and b"'acme'" not in dense.scope_statement(model, dims, "embedding", f.shape, 5)
     async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
-        exact_stmt = dense.exact_statement(model, dims, "embedding", f.shape, 5)
+        exact_stmt = dense.scope_statement(model, dims, "embedding", f.shape, 5)
         plan = await (await conn.execute(b"EXPLAIN " + exact_stmt, {**f.params, "qv": vec})).fetchall()
     assert "hnsw" not in "\n".join(r["QUERY PLAN"] for r in plan)
 

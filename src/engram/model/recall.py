@@ -101,6 +101,23 @@ class RecallItem(BaseModel):
     )
 
 
+PlanName = Literal["scope-exact", "tenant-index", "shared-index"]
+
+
+class RecallPlan(BaseModel):
+    """How recall read its candidates, chosen from the size of the caller's scope (SPEC 5.1)."""
+
+    name: PlanName = Field(
+        description="scope-exact: every row of the caller's scope scored exactly, read through the scope "
+        "indexes; tenant-index: the tenant's own HNSW index, filtered; shared-index: the model's HNSW index "
+        "shared by the tenants without one of their own, filtered"
+    )
+    scope_size: int | None = Field(
+        None, description="Active memories the caller may see (its own and the shared ones), counted up to a cap"
+    )
+    reason: str = Field(description="Why this plan was chosen")
+
+
 class RecallResult(BaseModel):
     items: list[RecallItem]
     packet: str
@@ -115,6 +132,7 @@ class RecallResult(BaseModel):
         "exist but none fits max_tokens)",
     )
     latency_ms: float
+    plan: RecallPlan | None = Field(None, description="How the candidates were read (None: no dense retrieval)")
 
 
 class Receipt(BaseModel):

@@ -63,7 +63,10 @@ def answer(
         created_at=now,
         actor=who.actor,
         query=req.query,
-        request=_request_record(req, cfg, gathered.analysis, gathered.corpus.n_docs, ev.names_unknown),
+        request={
+            **_request_record(req, cfg, gathered.analysis, gathered.corpus.n_docs, ev.names_unknown),
+            "plan": gathered.plan.model_dump(mode="json"),
+        },
         retrievers={name: hits[: cfg.receipt_candidates] for name, hits in ev.lists.items()},
         selected=[_selected(i) for i in placed],
         packet_tokens=tokens,
@@ -85,6 +88,7 @@ def answer(
         abstain=ranked.abstain,
         empty_reason=packet.empty_reason,
         latency_ms=round(latency_ms, 3),
+        plan=gathered.plan,
     )
     return Answer(result, row)
 

@@ -25,7 +25,8 @@ ANALYZE_RECALL_TABLES: LiteralString = "ANALYZE memories, memory_embeddings, sea
 # What recall needs to know about a tenant's corpus, in one statement: BM25F's document count and average
 # length, the speakers (for query analysis), whether context vectors exist, the text search configuration,
 # whether the tenant has a (valid) HNSW index of its own for the current model (``own_index_names``); and
-# whether the recall tables have never been analyzed (a new database).
+# how many active memories are shared (no owner: ``retrieval.scope``); and whether the recall tables have
+# never been analyzed (a new database).
 CORPUS: LiteralString = """
 SELECT s.n, s.avgdl,
        ARRAY(SELECT DISTINCT speaker FROM memories
@@ -39,6 +40,8 @@ SELECT s.n, s.avgdl,
        EXISTS (SELECT 1 FROM pg_index i
                 WHERE i.indexrelid IN (SELECT to_regclass(n) FROM unnest(%(own_indexes)s::text[]) n) AND i.indisvalid)
            AS own_index,
+       (SELECT count(*) FROM memories
+         WHERE tenant_id = %(tenant_id)s AND scope_owner IS NULL AND status = 'active') AS n_shared,
        (SELECT bool_or(c.reltuples < 0) FROM pg_class c
          WHERE c.oid IN ('memories'::regclass, 'memory_embeddings'::regclass, 'search_postings'::regclass))
            AS unanalyzed
@@ -59,6 +62,7 @@ class Corpus:
     own_index: bool  # an HNSW index of its own for the current model (large tenants)
     source_trust: dict[str, float]
     has_contradictions: bool  # any "contradicts" relation: only then are they read for the candidates
+    n_shared: int = 0  # active memories every caller may see (``retrieval.scope``)
 
 
 class Corpora:
@@ -99,7 +103,7 @@ class Corpora:
             self._analyze_soon()
         return Corpus(int(row["n"]), float(row["avgdl"]), list(row["speakers"]), row["fts_config"],
                       bool(row["has_context"]), bool(row["own_index"]), source_trust(row["source_trust"]),
-                      bool(row["has_contradictions"]))  # fmt: skip
+                      bool(row["has_contradictions"]), int(row["n_shared"]))  # fmt: skip
 
     def forget(self, tenant_id: str) -> None:
         """Read the tenant's statistics again at its next recall (its settings changed)."""

@@ -18,6 +18,7 @@ from engram.retrieval.corpus import Corpora, Corpus
 from engram.retrieval.gather import Gatherer, Later, QueryVectors
 from engram.retrieval.rank import rank
 from engram.retrieval.receipt_writer import ReceiptWriter
+from engram.retrieval.scope import Scopes
 from engram.retrieval.tokens import TokenCounter, default_counter
 from engram.retrieval.usage import Usage
 from engram.store.database import Conn, Database
@@ -37,7 +38,8 @@ class Retriever:
         self.corpora = Corpora(db)
         self.usage = Usage(db)
         self.vectors = QueryVectors(query_cache)
-        self.gatherer = Gatherer(db, self.corpora, self.vectors)
+        self.scopes = Scopes()
+        self.gatherer = Gatherer(db, self.corpora, self.vectors, self.scopes)
         self.token_counter: TokenCounter | None = None  # None: default_counter() (exact cl100k when installed)
 
     async def recall(
@@ -77,6 +79,7 @@ class Retriever:
     def forget_corpus(self, tenant_id: str) -> None:
         """Read the tenant's corpus statistics again at its next recall (its settings changed)."""
         self.corpora.forget(tenant_id)
+        self.scopes.forget(tenant_id)
 
     def note_context(self, tenant_id: str) -> None:
         """This tenant now has context vectors: stop skipping the dense_context retriever."""

@@ -13,6 +13,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engram.model.recall import RecallRequest
+from engram.retrieval.scope import owners
 from engram.store.listing import agent_sql, visible_sql
 
 _NOW: LiteralString = """
@@ -73,6 +74,7 @@ def build_filter(tenant_id: str, req: RecallRequest) -> Filter:
         "user_id": req.user_id,
         "workflow_id": req.workflow_id,
         "as_of": req.as_of,
+        "owners": owners(req),  # the scope statements' (``retrieval.scope``)
     }
     shape = ["as_of"] if req.as_of is not None else []
     if req.agent_id is not None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from engram.errors import ProviderError
-from engram.model.recall import RecallRequest
+from engram.model.recall import RecallPlan, RecallRequest
 from engram.retrieval.config import RetrievalConfig
 from engram.retrieval.corpus import Corpora, Corpus
 from engram.retrieval.filter import build_filter
@@ -30,8 +30,8 @@ from engram.retrieval.query import QueryAnalysis, analyse
 from engram.retrieval.rank import Evidence
 from engram.retrieval.retrievers import dense, followups, identifiers, lexical
 from engram.retrieval.retrievers.base import Cosines, Hit, Relation, Row, Search
+from engram.retrieval.scope import Scopes
 from engram.store.database import Conn, Database
-from engram.store.embeddings import TENANT_INDEX_THRESHOLD
 
 if TYPE_CHECKING:
     from engram.providers.base import Vector
@@ -65,6 +65,7 @@ class Gathered:
     corpus: Corpus
     analysis: QueryAnalysis
     degraded_reason: str | None  # why recall ran lexically although it should not have
+    plan: RecallPlan  # where the candidates were read (``retrieval.scope``)
 
 
 class QueryVectors:
@@ -102,10 +103,11 @@ class _DenseSide(NamedTuple):
 
 
 class Gatherer:
-    def __init__(self, db: Database, corpora: Corpora, vectors: QueryVectors) -> None:
+    def __init__(self, db: Database, corpora: Corpora, vectors: QueryVectors, scopes: Scopes) -> None:
         self.db = db
         self.corpora = corpora
         self.vectors = vectors
+        self.scopes = scopes
 
     async def gather(
         self,
@@ -119,26 +121,31 @@ class Gatherer:
         """Everything recall reads for ``req`` (but the long contents of what it places, ``answer``)."""
         model = gateway.model_id if gateway else None
         base = Search(build_filter(tenant_id, req), cfg, text=req.query, model_id=model)
+        who: list[str] = base.where.params["owners"]
         unscored = _Unscored()
 
-        def begin_dense(corpus: Corpus, analysis: QueryAnalysis) -> asyncio.Task[_DenseSide] | None:
+        def begin_dense(corpus: Corpus, analysis: QueryAnalysis, plan: RecallPlan) -> asyncio.Task[_DenseSide] | None:
             if not cfg.dense:
                 return None
-            return asyncio.create_task(self._dense_side(base, analysis, given, corpus, unscored, gateway))
+            return asyncio.create_task(self._dense_side(base, analysis, given, corpus, plan, unscored, gateway))
 
+        # With the tenant's statistics and the scope's size cached, the dense side starts before anything else.
         corpus = self.corpora.cached(tenant_id, model)
+        owned = self.scopes.cached(tenant_id, who)
         analysis = _analyse(req, corpus, cfg) if corpus else None
-        side = begin_dense(corpus, analysis) if corpus and analysis else None
+        plan = self.scopes.plan(corpus, owned) if corpus and owned is not None else None
+        side = begin_dense(corpus, analysis, plan) if corpus and analysis and plan else None
         found = _DenseSide(None, None, {}, {})
         lists: dict[str, list[Hit]] = {}
         try:
             # Pipelined: the settings travel with the first statement; the rows of the statements sent last
             # come back with the closing Sync.
             async with self.db.reads(tenant_id, recall_settings(cfg)) as conn:
-                if corpus is None or analysis is None:
+                if corpus is None or analysis is None or plan is None:
                     corpus = await self.corpora.get(conn, tenant_id, model)
                     analysis = _analyse(req, corpus, cfg)
-                    side = begin_dense(corpus, analysis)
+                    plan = self.scopes.plan(corpus, await self.scopes.count(conn, tenant_id, who))
+                    side = begin_dense(corpus, analysis, plan)
                 if side is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
                     found, side = await side, None
                     lists.update(found.lists)
@@ -149,7 +156,7 @@ class Gatherer:
                 beside_dense = side is not None and gateway is not None
                 search = replace(
                     base, identifiers=analysis.identifiers, fts=corpus.fts_config, n_docs=corpus.n_docs,
-                    avgdl=corpus.avgdl, rarest=not beside_dense,
+                    avgdl=corpus.avgdl, rarest=not beside_dense, scope_lexical=_scope_lexical(plan, corpus),
                     # A query vector known now (given, or cached) lets these rows carry its cosines as well.
                     vector=found.vector if found.vector is not None else self._known(base, analysis, given),
                 )  # fmt: skip
@@ -181,7 +188,8 @@ class Gatherer:
             named_speakers=analysis.named_speakers, source_trust=corpus.source_trust,
         )  # fmt: skip
         evidence = await _read_for_ranking(later, search, corpus, evidence, found)
-        return Gathered(evidence, corpus, analysis, found.degraded_reason)
+        assert plan is not None  # chosen with the first reads at the latest
+        return Gathered(evidence, corpus, analysis, found.degraded_reason, plan)
 
     async def _dense_side(
         self,
@@ -189,6 +197,7 @@ class Gatherer:
         analysis: QueryAnalysis,
         given: Vector | None,
         corpus: Corpus,
+        plan: RecallPlan,
         unscored: _Unscored,
         gateway: EmbeddingGateway | None,
     ) -> _DenseSide:
@@ -199,9 +208,9 @@ class Gatherer:
         qv, reason = await self._query_vector(tenant_id, search.cfg, analysis, given, gateway)
         if qv is None or gateway is None:
             return _DenseSide(None, reason, {}, {})
-        own = corpus.own_index
-        exact = not own and corpus.n_docs < TENANT_INDEX_THRESHOLD  # below it, no tenant gets its own index
-        search = replace(search, vector=qv, dims=gateway.dimensions, own_index=own, exact=exact)
+        scope = plan.name == "scope-exact"
+        own = plan.name == "tenant-index"
+        search = replace(search, vector=qv, dims=gateway.dimensions, own_index=own, scope=scope)
         retrievers = (dense.SELF, dense.CONTEXT) if corpus.has_context else (dense.SELF,)
         ids = unscored.take()
         # Pipelined: the settings, the statements and the closing Sync travel in one round trip; the rows
@@ -239,6 +248,12 @@ class Gatherer:
         except ProviderError as exc:
             _log.warning("recall degraded to lexical: %s", exc)
             return None, f"embedder unavailable ({exc.message}); recall ran lexically"
+
+
+def _scope_lexical(plan: RecallPlan, corpus: Corpus) -> bool:
+    """Lexical reads a small scope's own rows when the scope is at most half the tenant: otherwise the
+    tenant's postings are as cheap, and BM25F keeps the tenant's statistics."""
+    return plan.name == "scope-exact" and (plan.scope_size or 0) * 2 <= corpus.n_docs
 
 
 def _analyse(req: RecallRequest, corpus: Corpus, cfg: RetrievalConfig) -> QueryAnalysis:

@@ -31,7 +31,9 @@ MEMORY_COLUMNS: LiteralString = """
 """
 
 # The snapshot kept in memory_revisions: the record minus derived columns.
-_SNAPSHOT: LiteralString = "to_jsonb(m) - '{scope_key,agent_key,fts_config,search_key,search_len,speaker}'::text[]"
+_SNAPSHOT: LiteralString = (
+    "to_jsonb(m) - '{scope_key,agent_key,fts_config,search_key,search_len,speaker,scope_owner}'::text[]"
+)
 
 # Many rows in one statement (so the statement-level postings trigger runs once per batch).
 INSERT_MEMORIES: LiteralString = """

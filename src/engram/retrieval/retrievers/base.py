@@ -83,7 +83,8 @@ class Search:
     model_id: str | None = None
     dims: int = 0
     own_index: bool = False  # dense: the tenant has an HNSW index of its own
-    exact: bool = False  # dense: a small tenant, searched exactly
+    scope: bool = False  # dense: every row of the caller's small scope scored exactly (``retrieval.scope``)
+    scope_lexical: bool = False  # lexical: BM25F over the small scope's own rows, not the tenant's postings
 
 
 class Retriever(Protocol):

@@ -1,5 +1,5 @@
 """The dense retrievers: the nearest memories by the cosine of their own vector (``SELF``) or their context
-vector (``CONTEXT``), through pgvector HNSW per model (and per large tenant), or exactly for a small tenant."""
+vector (``CONTEXT``), through pgvector HNSW per model (and per large tenant), or exactly over a small scope."""
 
 from __future__ import annotations
 
@@ -59,24 +59,53 @@ def _planned(
     ).as_bytes()  # fmt: skip
 
 
+# A small scope's vectors (``retrieval.scope``): its owners' and the shared ones, through the scope indexes
+# of migration 0014, each scored exactly. The memories are looked up only for the best ``{window}`` of
+# them, the filter applied there: when at least ``{limit}`` pass, they are exactly the top of the filtered
+# ranking; only when too few pass are the rest looked up (as the lexical statement does).
+_SCOPE: LiteralString = """
+WITH near AS MATERIALIZED (
+    SELECT v.id, v.{col} AS score, v.cos_self, v.cos_context
+      FROM (SELECT e.memory_id AS id, {cos_self} AS cos_self, {cos_context} AS cos_context
+              FROM memory_embeddings e
+             WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{vec} IS NOT NULL
+               AND (e.scope_owner = ANY(%(owners)s) OR e.scope_owner IS NULL) AND {visible}) v
+), best AS MATERIALIZED (
+    SELECT * FROM near ORDER BY score DESC, id LIMIT {window}
+), passed AS MATERIALIZED (
+    SELECT b.id, b.score, b.cos_self, b.cos_context, {columns}
+      FROM best b JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = b.id
+     WHERE {filter}
+)
+SELECT * FROM passed
+UNION ALL
+SELECT n.id, n.score, n.cos_self, n.cos_context, {columns}
+  FROM near n JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = n.id
+ WHERE (SELECT count(*) FROM passed) < {limit} AND (SELECT count(*) FROM near) > {window}
+   AND n.id NOT IN (SELECT id FROM best) AND {filter}
+ ORDER BY score DESC, id
+ LIMIT {limit}
+"""
+SCOPE_WINDOW = 2  # the memories looked up first are this many times the candidates wanted
+
+
 @functools.lru_cache(maxsize=64)
-def exact_statement(model_id: str, dims: int, column: str, shape: tuple[str, ...], limit: int) -> bytes:
-    """A small tenant's dense candidates: exact, by a statement that does not name the tenant, so one
-    prepared plan serves every small tenant (PostgreSQL still plans per tenant when the shared plan would
-    cost more, as when one huge tenant skews the estimate). Ordered by the score, which no index can serve:
-    a small tenant is read through its own rows, never the graph."""
-    return sql.SQL(
-        _DENSE_FROM + " WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{col} IS NOT NULL AND "
-        + _VISIBLE_VECTOR + " AND {filter} ORDER BY score DESC, id LIMIT {limit}"
-    ).format(
-        **_parts(column, dims), model=sql.Literal(model_id), filter=filter_clause(shape), limit=sql.Literal(limit),
+def scope_statement(model_id: str, dims: int, column: str, shape: tuple[str, ...], limit: int) -> bytes:
+    """A small scope's dense candidates, scored exactly (``_SCOPE``). The statement names neither tenant
+    nor owners, so one prepared plan serves every small scope: the scope indexes decide the rows."""
+    parts = _parts(column, dims)
+    return sql.SQL(_SCOPE).format(
+        col=sql.Identifier("cos_self" if column == "embedding" else "cos_context"), vec=sql.Identifier(column),
+        cos_self=parts["cos_self"], cos_context=parts["cos_context"], model=sql.Literal(model_id),
+        visible=sql.SQL(_VISIBLE_VECTOR), columns=sql.SQL(CANDIDATE_COLUMNS), filter=filter_clause(shape),
+        window=sql.Literal(limit * SCOPE_WINDOW), limit=sql.Literal(limit),
     ).as_bytes()  # fmt: skip
 
 
 class Dense:
-    """The nearest memories by cosine: ``exact`` for small tenants (``exact_statement``); otherwise through
-    the tenant's own HNSW index, or the planner's choice of the shared one or the tenant's rows. Prepared at
-    its first use on a connection (see ``gather.dense_settings``)."""
+    """The nearest memories by cosine: exactly over a small scope (``scope_statement``); otherwise through
+    the tenant's own HNSW index, or the model's shared one, filtered. Prepared at its first use on a
+    connection (see ``gather.dense_settings``)."""
 
     def __init__(self, name: str, column: str) -> None:
         self.name = name
@@ -85,8 +114,8 @@ class Dense:
     async def send(self, conn: Conn, search: Search) -> RowCursor:
         assert search.vector is not None and search.model_id is not None
         f, limit = search.where, search.cfg.candidates
-        if search.exact:
-            stmt = exact_statement(search.model_id, search.dims, self.column, f.shape, limit)
+        if search.scope:
+            stmt = scope_statement(search.model_id, search.dims, self.column, f.shape, limit)
         else:
             stmt = statement(search.model_id, search.dims, self.column, f, limit=limit, own_index=search.own_index)
         return await execute(conn, stmt, {**f.params, "qv": search.vector}, prepare=True)

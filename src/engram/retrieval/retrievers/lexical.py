@@ -91,6 +91,59 @@ _KEPT_TERMS: LiteralString = (
 )
 
 
+# BM25F over a small scope's own rows (``retrieval.scope``), read through the scope indexes, the filter
+# applied to them first: the scope is the corpus (its size, average length and document frequencies), as
+# for a user whose memories are a few hundred among a tenant's hundred thousand; the tenant's postings of a
+# common name would mostly be other users' documents. Every query lexeme is read (up to QUERY_TERM_LIMIT,
+# as in QUERY_TERMS): no postings budget is needed when the rows are few. Only the scope rows that hold a
+# query lexeme (``@@`` an OR of them) are unnested for their term frequencies.
+SCOPE: LiteralString = (
+    """
+WITH scope AS MATERIALIZED (
+    SELECT m.id, m.search_key, m.search_len FROM memories m
+     WHERE (m.scope_owner = ANY(%(owners)s) OR m.scope_owner IS NULL) AND {filter}
+), q AS MATERIALIZED (
+    SELECT u.lexeme FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS u(lexeme)
+     ORDER BY length(u.lexeme) DESC, u.lexeme LIMIT """
+    + _QUERY_TERM_LIMIT
+    + """
+), tq AS MATERIALIZED (  -- any of the query's lexemes (the type's own quoting, & turned into |)
+    SELECT replace(plainto_tsquery(%(fts)s::regconfig, %(query)s)::text, ' & ', ' | ')::tsquery AS t
+), matched AS MATERIALIZED (
+    SELECT s.id, p.lexeme, p.tf, s.search_len AS dl
+      FROM scope s CROSS JOIN LATERAL engram_postings(s.search_key) p
+     WHERE s.search_key @@ (SELECT t FROM tq) AND p.lexeme IN (SELECT lexeme FROM q)
+), stats AS MATERIALIZED (
+    SELECT greatest(count(*), 1)::float8 AS n, greatest(coalesce(avg(search_len), 1), 1e-6)::float8 AS avgdl
+      FROM scope
+), idf AS MATERIALIZED (
+    SELECT lexeme, ln(((SELECT n FROM stats) - count(*) + 0.5) / (count(*) + 0.5) + 1) AS w
+      FROM matched GROUP BY lexeme
+), scored AS MATERIALIZED (
+    SELECT p.id,
+           sum(i.w * p.tf * (%(k1)s::float8 + 1)
+               / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * p.dl / (SELECT avgdl FROM stats))))
+               AS score,
+           sum(i.w) / (SELECT sum(w) FROM idf) AS term_share
+      FROM matched p JOIN idf i ON i.lexeme = p.lexeme
+     GROUP BY p.id
+     ORDER BY score DESC, p.id
+     LIMIT %(limit)s
+)
+SELECT s.id, s.score, s.term_share, {columns}
+  FROM scored s JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = s.id
+ ORDER BY s.score DESC, s.id
+"""
+)
+
+
+@functools.lru_cache(maxsize=256)
+def scope_statement(shape: tuple[str, ...], cosines: bool) -> bytes:
+    """SCOPE for a filter shape."""
+    inner = sql.SQL(SCOPE).format(filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS))
+    return finish(inner, cosines)
+
+
 @functools.lru_cache(maxsize=256)
 def statement(shape: tuple[str, ...], cosines: bool, budget: int, rarest: bool) -> bytes:
     """LEXICAL for a filter shape, choosing its lexemes within ``budget`` postings (``_KEPT_TERMS``)."""
@@ -126,7 +179,10 @@ class Lexical:
     async def send(self, conn: Conn, search: Search) -> RowCursor:
         params = {**parameters(search), "query": search.text, "fts": search.fts}
         cosines = cosine_params(params, search.vector, search.model_id)
-        stmt = statement(search.where.shape, cosines, search.cfg.lexical_postings_budget, search.rarest)
+        if search.scope_lexical:
+            stmt = scope_statement(search.where.shape, cosines)
+        else:
+            stmt = statement(search.where.shape, cosines, search.cfg.lexical_postings_budget, search.rarest)
         return await execute(conn, stmt, params)
 
     async def hits(self, cur: RowCursor | None, search: Search) -> list[Hit]:

@@ -1,0 +1,149 @@
+"""Recall scopes (SPEC 5.1, ``retrieval.scope``): the plan chosen from the caller's scope, in the result
+and the receipt; a small scope read exactly through the scope indexes, dense and lexical, giving what the
+tenant-wide statements give; owners kept in step with visibility changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram import Engram
+from engram.model.recall import RecallRequest
+from engram.retrieval.config import preset
+from engram.retrieval.filter import build_filter
+from engram.retrieval.retrievers import dense, lexical
+from engram.retrieval.retrievers.base import Hit, Search
+from tests.retrieval_helpers import dense_hits
+
+COLOURS = ["red", "blue", "green", "amber", "violet", "teal"]
+
+
+async def seed(engram: Engram) -> None:
+    """Six users with eight memories each, four shared memories, and two workflow memories."""
+    items = [
+        {"content": f"User {u} keeps a {COLOURS[u]} notebook number {n} for project {n * 7 + u}", "user_id": f"u{u}"}
+        for u in range(6)
+        for n in range(8)
+    ]
+    items += [{"content": f"The office notebook policy number {n} applies to everyone", "visibility": "tenant"}
+              for n in range(4)]  # fmt: skip
+    items += [{"content": f"Workflow notebook step {n}", "visibility": "workflow", "workflow_id": "wf1"}
+              for n in range(2)]  # fmt: skip
+    await engram.remember_many(items)
+
+
+async def test_plan_is_chosen_from_the_scope_and_recorded(engram: Engram) -> None:
+    await seed(engram)
+    result = await engram.recall("notebook", user_id="u1")
+    assert result.plan is not None and result.plan.name == "scope-exact"
+    assert result.plan.scope_size == 8 + 4 and "scored exactly" in result.plan.reason
+    assert result.items and {i.content.split()[1] for i in result.items if i.content.startswith("User")} == {"1"}
+    receipt = await engram.receipt(result.receipt_id)
+    assert receipt.request["plan"] == result.plan.model_dump(mode="json")
+    both = await engram.recall("notebook", user_id="u2", workflow_id="wf1")
+    assert both.plan is not None and both.plan.scope_size == 8 + 4 + 2
+    nobody = await engram.recall("notebook")
+    assert nobody.plan is not None and nobody.plan.scope_size == 4
+
+    # Over the limit: the tenant's index (once it has one) or the shared one, with the same answers.
+    engram.retriever.scopes.exact_limit = 5
+    engram.retriever.scopes.forget("acme")
+    large = await engram.recall("notebook", user_id="u1")
+    assert large.plan is not None and large.plan.name in ("shared-index", "tenant-index")
+    assert "over 5" in large.plan.reason
+    assert [i.id for i in large.items] == [i.id for i in result.items]
+
+
+@pytest.mark.parametrize(("user", "workflow"), [("u3", None), (None, "wf1"), ("u0", "wf1"), (None, None)])
+async def test_scope_statements_agree_with_the_tenant_wide_ones(
+    engram: Engram, user: str | None, workflow: str | None
+) -> None:
+    await seed(engram)
+    assert engram.gateway is not None
+    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    vec = (await engram.gateway.embed(["teal notebook project"]))[0]
+    req = RecallRequest(query="teal notebook project", user_id=user, workflow_id=workflow)
+    f = build_filter("acme", req)
+    cfg = preset("hybrid", candidates=50)
+    async with engram.db.tenant("acme") as conn:
+        scoped = await dense_hits(conn, f, vec, cfg, model_id=model, dims=dims, scope=True)
+        wide = await dense_hits(conn, f, vec, cfg, model_id=model, dims=dims)
+
+    def order(hits: list[Hit]) -> list[tuple[float, str]]:  # ties (the hashing embedder has some) by id
+        return sorted((-round(h.score, 5), str(h.id)) for h in hits)
+
+    assert scoped and order(scoped) == order(wide)
+
+    # Lexical over the scope's own rows finds exactly the visible memories holding a query word.
+    visible = {
+        m.id: m for m in (await engram.list(limit=200)).items
+        if m.visibility == "tenant" or (m.visibility, m.user_id) == ("user", user)
+        or (m.visibility, m.workflow_id) == ("workflow", workflow)
+    }  # fmt: skip
+    wanted = {i for i, m in visible.items() if {"teal", "notebook", "project"} & set(m.content.lower().split())}
+    search = Search(f, cfg, text=req.query, n_docs=60, avgdl=8.0, scope_lexical=True)
+    async with engram.db.tenant("acme") as conn:
+        hits = await lexical.RETRIEVER.hits(await lexical.RETRIEVER.send(conn, search), search)
+    assert {h.id for h in hits} == wanted
+    assert all(0 < (h.row.term_share or 0) <= 1 for h in hits)
+    if user == "u3":  # "teal" is only u5's: u3's own 8 hold two of the words, tied, above the shared ones
+        assert all(visible[h.id].user_id == "u3" for h in hits[:8]) and len({round(h.score, 6) for h in hits[:8]}) == 1
+        assert hits[8].score < hits[7].score
+
+
+async def test_rarer_words_of_the_scope_rank_first_in_scope_lexical(engram: Engram) -> None:
+    await engram.remember_many([{"content": f"Invoice {n} was paid by bank transfer", "user_id": "u1"}
+                                for n in range(10)])  # fmt: skip
+    await engram.remember("The Antwerp invoice was paid in cash", user_id="u1")
+    # Other users' memories do not change u1's statistics: "antwerp" is common elsewhere in the tenant.
+    await engram.remember_many([{"content": f"Antwerp depot {n} opens at eight", "user_id": "u9"} for n in range(30)])
+    result = await engram.recall("Antwerp invoice paid", user_id="u1", preset="lexical")
+    assert result.plan is not None and result.plan.name == "scope-exact"
+    assert result.items[0].content == "The Antwerp invoice was paid in cash"
+    assert all("depot" not in i.content for i in result.items)
+
+
+async def test_filters_apply_inside_the_scope_when_the_best_rows_fail_them(engram: Engram) -> None:
+    # 130 episodic memories close to the query, 3 semantic ones further away: the dense scope statement
+    # looks up its best 2 x candidates first, finds too few of the wanted kind, and reads the rest.
+    await engram.remember_many([{"content": f"Ticket {n} about the printer jam", "user_id": "u1", "kind": "episodic"}
+                                for n in range(130)])  # fmt: skip
+    await engram.remember_many([{"content": f"Printer fact {n}: tray two jams with thick paper", "user_id": "u1",
+                                 "kind": "semantic"} for n in range(3)])  # fmt: skip
+    assert engram.gateway is not None
+    vec = (await engram.gateway.embed(["printer jam"]))[0]
+    f = build_filter("acme", RecallRequest(query="printer jam", user_id="u1", kinds=["semantic"]))
+    async with engram.db.tenant("acme") as conn:
+        hits = await dense_hits(conn, f, vec, preset("dense", candidates=50), model_id=engram.gateway.model_id,
+                                dims=engram.gateway.dimensions, scope=True)  # fmt: skip
+    assert len(hits) == 3
+    assert {h.row.kind for h in hits} == {"semantic"}
+    result = await engram.recall("printer jam", user_id="u1", kinds=["semantic"], max_items=10)
+    assert result.plan is not None and result.plan.name == "scope-exact"
+    assert sorted(i.content for i in result.items) == [f"Printer fact {n}: tray two jams with thick paper"
+                                                       for n in range(3)]  # fmt: skip
+
+
+async def test_owners_follow_visibility_changes(engram: Engram) -> None:
+    mem = await engram.remember("The blue lanyard opens the server room", user_id="u1")
+    assert not (await engram.recall("blue lanyard server room", user_id="u2")).items
+    await engram.update(mem.id, {"visibility": "tenant"}, expected_revision=mem.revision)
+    async with engram.db.tenant("acme") as conn:
+        rows = await (
+            await conn.execute(
+                "SELECT m.scope_owner AS m, e.scope_owner AS e FROM memories m JOIN memory_embeddings e"
+                " ON e.tenant_id = m.tenant_id AND e.memory_id = m.id WHERE m.id = %s",
+                [mem.id],
+            )
+        ).fetchall()
+    assert rows and all(r["m"] is None and r["e"] is None for r in rows)
+    found = await engram.recall("blue lanyard server room", user_id="u2")
+    assert [i.content for i in found.items][:1] == ["The blue lanyard opens the server room"]
+
+
+def test_scope_statements_name_neither_tenant_nor_owner() -> None:
+    f = build_filter("acme", RecallRequest(query="x", user_id="u1"))
+    assert f.params["owners"] == ["u:u1"]
+    stmt = dense.scope_statement("m", 8, "embedding", f.shape, 10)
+    lex = lexical.scope_statement(f.shape, False)
+    for s in (stmt, lex):
+        assert b"acme" not in s and b"u:u1" not in s and b"%(owners)s" in s
