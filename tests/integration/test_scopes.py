@@ -12,6 +12,7 @@ from engram.retrieval.config import preset
 from engram.retrieval.filter import build_filter
 from engram.retrieval.retrievers import dense, lexical
 from engram.retrieval.retrievers.base import Hit, Search
+from engram.store.scope_indexes import owner_index_name
 from tests.retrieval_helpers import dense_hits
 
 COLOURS = ["red", "blue", "green", "amber", "violet", "teal"]
@@ -147,3 +148,43 @@ def test_scope_statements_name_neither_tenant_nor_owner() -> None:
     lex = lexical.scope_statement(f.shape, False)
     for s in (stmt, lex):
         assert b"acme" not in s and b"u:u1" not in s and b"%(owners)s" in s
+
+
+async def test_a_large_owner_is_read_through_its_own_index(engram: Engram) -> None:
+    await engram.remember_many(
+        [{"content": f"Owner note {n} about topic {n % 7}", "user_id": "big"} for n in range(40)]
+    )
+    await engram.remember_many(
+        [{"content": f"Shared note {n} about topic 3", "visibility": "tenant"} for n in range(3)]
+    )
+    await engram.remember_many([{"content": f"Workflow note {n} about topic 3", "visibility": "workflow",
+                                 "workflow_id": "wf"} for n in range(2)])  # fmt: skip
+    await engram.remember_many([{"content": f"Other note {n} about topic 3", "user_id": "small"} for n in range(5)])
+    # Owned nearly entirely: the owner gets an index, the tenant none (its shared part is small).
+    assert await engram.index_large_tenants(threshold=10, owner_threshold=20) == ["acme"]
+    async with engram.db.tenant("acme") as conn:
+        assert not (await engram.retriever.read_corpus(conn, "acme")).own_index
+    scopes = engram.retriever.scopes
+    scopes.exact_limit = 1000
+    exact = await engram.recall("note about topic 3", user_id="big", workflow_id="wf", max_items=20)
+    scopes.exact_limit = 10
+    scopes.forget("acme")
+    indexed = await engram.recall("note about topic 3", user_id="big", workflow_id="wf", max_items=20)
+    assert exact.plan is not None and exact.plan.name == "scope-exact"
+    assert indexed.plan is not None and indexed.plan.name == "owner-index" and indexed.plan.index_owner == "u:big"
+    assert [i.id for i in indexed.items] == [i.id for i in exact.items]
+    assert {i.content.split()[0] for i in indexed.items} >= {"Owner", "Shared", "Workflow"}
+    assert all(not i.content.startswith("Other") for i in indexed.items)
+    # The owner's part can be served by its index alone (the planner picks it once the owner is large).
+    assert engram.gateway is not None
+    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    f = build_filter("acme", RecallRequest(query="x", user_id="big", workflow_id="wf"))
+    stmt = dense.owner_statement(model, dims, "embedding", "acme", "u:big", f.shape, 10)
+    vec = (await engram.gateway.embed(["note about topic 3"]))[0]
+    async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
+        params = {**f.params, "qv": vec, "others": ["w:wf"]}
+        plan = "\n".join(r["QUERY PLAN"] for r in await (await conn.execute(b"EXPLAIN " + stmt, params)).fetchall())
+    assert owner_index_name(model, "acme", "u:big") in plan
+    scopes.forget("acme")
+    small = await engram.recall("note about topic 3", user_id="small", max_items=20)
+    assert small.plan is not None and small.plan.name == "scope-exact"  # 3 shared + 5 own

@@ -101,7 +101,7 @@ class RecallItem(BaseModel):
     )
 
 
-PlanName = Literal["scope-exact", "tenant-index", "shared-index"]
+PlanName = Literal["scope-exact", "owner-index", "tenant-index", "shared-index"]
 
 
 class RecallPlan(BaseModel):
@@ -109,13 +109,15 @@ class RecallPlan(BaseModel):
 
     name: PlanName = Field(
         description="scope-exact: every row of the caller's scope scored exactly, read through the scope "
-        "indexes; tenant-index: the tenant's own HNSW index, filtered; shared-index: the model's HNSW index "
-        "shared by the tenants without one of their own, filtered"
+        "indexes; owner-index: the HNSW index of the one large owner (user or workflow) in the scope, the rest "
+        "scored exactly; tenant-index: the tenant's own HNSW index, filtered; shared-index: the model's HNSW "
+        "index shared by the tenants without one of their own, filtered"
     )
     scope_size: int | None = Field(
         None, description="Active memories the caller may see (its own and the shared ones), counted up to a cap"
     )
     reason: str = Field(description="Why this plan was chosen")
+    index_owner: str | None = Field(None, description="owner-index: the owner whose index is read (u:<user>, w:<wf>)")
 
 
 class RecallResult(BaseModel):

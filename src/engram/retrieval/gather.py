@@ -144,7 +144,7 @@ class Gatherer:
                 if corpus is None or analysis is None or plan is None:
                     corpus = await self.corpora.get(conn, tenant_id, model)
                     analysis = _analyse(req, corpus, cfg)
-                    plan = self.scopes.plan(corpus, await self.scopes.count(conn, tenant_id, who))
+                    plan = self.scopes.plan(corpus, await self.scopes.count(conn, tenant_id, who, model))
                     side = begin_dense(corpus, analysis, plan)
                 if side is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
                     found, side = await side, None
@@ -210,7 +210,9 @@ class Gatherer:
             return _DenseSide(None, reason, {}, {})
         scope = plan.name == "scope-exact"
         own = plan.name == "tenant-index"
-        search = replace(search, vector=qv, dims=gateway.dimensions, own_index=own, scope=scope)
+        search = replace(
+            search, vector=qv, dims=gateway.dimensions, own_index=own, scope=scope, index_owner=plan.index_owner
+        )
         retrievers = (dense.SELF, dense.CONTEXT) if corpus.has_context else (dense.SELF,)
         ids = unscored.take()
         # Pipelined: the settings, the statements and the closing Sync travel in one round trip; the rows

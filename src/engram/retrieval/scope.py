@@ -4,31 +4,49 @@ What a caller acting as user U in workflow W may see lies within the tenant's sh
 owned by U or W (``memories.scope_owner``, migration 0014). When that scope is small, recall scores every
 row of it exactly, read through the scope indexes, instead of walking a tenant-wide HNSW graph and
 postings that mostly hold other users' memories; when it is large, through the tenant's own HNSW index
-or, for a tenant without one, the model's shared one. The plan and its reason go into the receipt.
+or a large owner's own index, or, for a scope no such index serves, the model's shared one. The plan and
+its reason go into the receipt.
 """
 
 from __future__ import annotations
 
 import time
-from typing import LiteralString
+from typing import LiteralString, NamedTuple
 
 from engram.model.recall import RecallPlan, RecallRequest
 from engram.retrieval.corpus import Corpus
 from engram.store.database import Conn
+from engram.store.scope_indexes import SCOPE_INDEX_THRESHOLD, owner_index_name
 
 # Scopes up to this many memories are scored exactly: about 1-2 ms for the dense side at 2,000 rows, less
 # than an HNSW scan that has to filter out other users' neighbours.
-EXACT_LIMIT = 2000
+EXACT_LIMIT = SCOPE_INDEX_THRESHOLD
 # Owned rows are counted up to this cap: beyond it only "large" matters.
 COUNT_CAP = 2 * EXACT_LIMIT
 SCOPE_TTL = 30.0  # seconds a scope's size is reused (as the corpus statistics are)
 
 _CAP: LiteralString = "4000"
 assert int(_CAP) == COUNT_CAP
+# Each owner's active memories (up to the cap), and whether it has a valid index of its own.
 OWNED: LiteralString = (
-    "SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE tenant_id = %(tenant_id)s"
-    " AND scope_owner = ANY(%(owners)s) AND status = 'active' LIMIT " + _CAP + ") x"
+    """
+SELECT u.owner,
+       (SELECT count(*) FROM (SELECT 1 FROM memories WHERE tenant_id = %(tenant_id)s AND scope_owner = u.owner
+                                AND status = 'active' LIMIT """
+    + _CAP
+    + """) x) AS n,
+       EXISTS (SELECT 1 FROM pg_index i WHERE i.indexrelid = to_regclass(u.index) AND i.indisvalid) AS indexed
+  FROM unnest(%(owners)s::text[], %(indexes)s::text[]) AS u(owner, index)
+"""
 )
+
+
+class Owned(NamedTuple):
+    """One owner's part of a scope."""
+
+    owner: str
+    n: int  # its active memories, up to COUNT_CAP
+    indexed: bool  # it has an HNSW index of its own (``store.scope_indexes``)
 
 
 def owners(req: RecallRequest) -> list[str]:
@@ -41,13 +59,22 @@ def owners(req: RecallRequest) -> list[str]:
     return found
 
 
-def choose(corpus: Corpus, owned: int, exact_limit: int = EXACT_LIMIT) -> RecallPlan:
-    """The plan for a scope of ``owned`` rows of its own beside the tenant's shared ones."""
-    size = min(corpus.n_shared + owned, corpus.n_docs) if corpus.n_docs else corpus.n_shared + owned
+def choose(corpus: Corpus, owned: list[Owned], exact_limit: int = EXACT_LIMIT) -> RecallPlan:
+    """The plan for a scope made of the tenant's shared memories and ``owned``."""
+    size = corpus.n_shared + sum(o.n for o in owned)
+    if corpus.n_docs:
+        size = min(size, corpus.n_docs)
     if size <= exact_limit:
         return RecallPlan(
             name="scope-exact", scope_size=size,
             reason=f"{size} memories in scope (at most {exact_limit} are scored exactly)",
+        )  # fmt: skip
+    large = [o for o in owned if o.n > exact_limit]
+    if len(large) == 1 and large[0].indexed and size - large[0].n <= exact_limit:
+        return RecallPlan(
+            name="owner-index", scope_size=size, index_owner=large[0].owner,
+            reason=f"{size}+ memories in scope, over {exact_limit}, {large[0].n}+ of them of one owner with an "
+            f"index of its own; the other {size - large[0].n} scored exactly",
         )  # fmt: skip
     if corpus.own_index:
         return RecallPlan(
@@ -56,42 +83,47 @@ def choose(corpus: Corpus, owned: int, exact_limit: int = EXACT_LIMIT) -> Recall
         )  # fmt: skip
     return RecallPlan(
         name="shared-index", scope_size=size,
-        reason=f"{size}+ memories in scope, over {exact_limit}, and the tenant has no index of its own yet",
+        reason=f"{size}+ memories in scope, over {exact_limit}, and no index of the tenant or owner serves it",
     )  # fmt: skip
 
 
 class Scopes:
-    """How many memories each (tenant, owners) holds, counted up to ``COUNT_CAP`` and reused for
-    ``SCOPE_TTL`` seconds: a user's recalls in a row plan from one count."""
+    """Each owner's part of a scope (``Owned``), counted up to ``COUNT_CAP`` and reused for ``SCOPE_TTL``
+    seconds: a user's recalls in a row plan from one count."""
 
     def __init__(self, ttl: float = SCOPE_TTL, size: int = 100_000, exact_limit: int = EXACT_LIMIT) -> None:
         self.ttl = ttl
         self.size = size
         self.exact_limit = exact_limit
-        self._owned: dict[tuple[str, tuple[str, ...]], tuple[float, int]] = {}
+        self._owned: dict[tuple[str, str], tuple[float, Owned]] = {}
 
-    def cached(self, tenant_id: str, who: list[str]) -> int | None:
-        if not who:
-            return 0
-        hit = self._owned.get((tenant_id, tuple(who)))
-        if hit is None or hit[0] <= time.monotonic():
-            return None
-        return hit[1]
+    def cached(self, tenant_id: str, who: list[str]) -> list[Owned] | None:
+        found = []
+        now = time.monotonic()
+        for owner in who:
+            hit = self._owned.get((tenant_id, owner))
+            if hit is None or hit[0] <= now:
+                return None
+            found.append(hit[1])
+        return found
 
-    async def count(self, conn: Conn, tenant_id: str, who: list[str]) -> int:
-        """The owned rows of ``who`` (cached, or counted on ``conn``)."""
-        n = self.cached(tenant_id, who)
-        if n is not None:
-            return n
-        row = await (await conn.execute(OWNED, {"tenant_id": tenant_id, "owners": who})).fetchone()
-        n = int(row["n"]) if row else 0
+    async def count(self, conn: Conn, tenant_id: str, who: list[str], model_id: str | None) -> list[Owned]:
+        """The parts of ``who`` (cached, or counted on ``conn``)."""
+        found = self.cached(tenant_id, who)
+        if found is not None:
+            return found
+        indexes = [owner_index_name(model_id, tenant_id, o) if model_id else "" for o in who]
+        rows = await (await conn.execute(OWNED, {"tenant_id": tenant_id, "owners": who, "indexes": indexes})).fetchall()
+        found = [Owned(r["owner"], int(r["n"]), bool(r["indexed"])) for r in rows]
         if len(self._owned) >= self.size:  # a crude bound: the oldest half goes
             for key in list(self._owned)[: self.size // 2]:
                 del self._owned[key]
-        self._owned[(tenant_id, tuple(who))] = (time.monotonic() + self.ttl, n)
-        return n
+        expires = time.monotonic() + self.ttl
+        for part in found:
+            self._owned[(tenant_id, part.owner)] = (expires, part)
+        return found
 
-    def plan(self, corpus: Corpus, owned: int) -> RecallPlan:
+    def plan(self, corpus: Corpus, owned: list[Owned]) -> RecallPlan:
         return choose(corpus, owned, self.exact_limit)
 
     def forget(self, tenant_id: str) -> None:

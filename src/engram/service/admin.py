@@ -16,7 +16,7 @@ from engram.model.validation import parse
 from engram.service import pii
 from engram.service.core import Core
 from engram.store import embeddings as emb
-from engram.store import keys, tenants
+from engram.store import keys, scope_indexes, tenants
 
 
 async def _authenticate(engram: Core, key: str) -> Principal:
@@ -152,14 +152,20 @@ class Administration(Core):
 
         return await run_once(self, limit=limit, lease_seconds=lease_seconds)
 
-    async def index_large_tenants(self, threshold: int = emb.TENANT_INDEX_THRESHOLD) -> builtins.list[str]:
-        """Build a dedicated HNSW index for every tenant with at least ``threshold`` vectors (concurrently,
-        writes go on). Runs periodically inside ``engram serve``; returns the tenants indexed now. Needs
-        the owner's connection (and an owner not held to row-level security, as the embedded one is)."""
+    async def index_large_tenants(
+        self, threshold: int = emb.TENANT_INDEX_THRESHOLD, owner_threshold: int = scope_indexes.SCOPE_INDEX_THRESHOLD
+    ) -> builtins.list[str]:
+        """Build a dedicated HNSW index for every tenant with at least ``threshold`` shared vectors, and for
+        every owner (a user or workflow) with at least ``owner_threshold`` (concurrently, writes go on).
+        Runs periodically inside ``engram serve``; returns the tenants indexed now. Needs the owner's
+        connection (and an owner not held to row-level security, as the embedded one is)."""
         if self.gateway is None or self.db.owner_conninfo is None:
             return []
+        model, dims = self.gateway.model_id, self.gateway.dimensions
         async with self.db.owner() as conn:
-            return await emb.index_large_tenants(conn, self.gateway.model_id, self.gateway.dimensions, threshold)
+            tenants = await emb.index_large_tenants(conn, model, dims, threshold)
+            owners = await scope_indexes.index_large_owners(conn, model, dims, owner_threshold)
+        return sorted({*tenants, *owners})
 
     async def embedding_backlog(self) -> int:
         async with self.db.queue() as conn:

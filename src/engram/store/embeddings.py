@@ -129,9 +129,14 @@ async def register_model(conn: AsyncConnection[DictRow], model_id: str, dimensio
 
 TENANT_INDEX_THRESHOLD = 500  # recall searches smaller tenants exactly (at most about 1 ms)
 
+# A tenant whose memories are nearly all owned by its users (``memories.scope_owner``) needs no graph of its
+# own: every recall there reads one user's scope, exactly or through that owner's index
+# (``scope_indexes``). Only the shared memories make a tenant-wide scope large.
 LARGE_TENANTS: LiteralString = """
-SELECT tenant_id, count(*) AS n FROM memory_embeddings WHERE model_id = %s
- GROUP BY tenant_id HAVING count(*) >= %s ORDER BY count(*) DESC
+SELECT tenant_id, count(*) AS n FROM memory_embeddings WHERE model_id = %(model)s
+ GROUP BY tenant_id
+HAVING count(*) >= %(threshold)s AND count(*) FILTER (WHERE scope_owner IS NULL) >= %(threshold)s
+ ORDER BY count(*) DESC
 """
 EXISTING_INDEXES: LiteralString = "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_embeddings'"
 
@@ -148,6 +153,7 @@ TENANT_INDEX_EF_CONSTRUCTION = 400
 # on disk, far slower, once the graph outgrows maintenance_work_mem); PostgreSQL takes it only as needed.
 INDEX_BUILD_MEMORY_KB = 1024 * 1024
 _LAYOUT = "_h32"  # the layout of a tenant index; earlier ones are replaced (``_EARLIER``)
+TENANT_INDEX_LAYOUT = _LAYOUT
 _PREVIOUS = "_hip"  # m 24, halfvec inner product: recall's order, so it serves until replaced
 _EARLIER = (_PREVIOUS, "_ip", "")  # and full-vector inner product, cosine
 
@@ -192,7 +198,7 @@ async def index_large_tenants(
     done = []
     # A session setting: the connection is this pass's own.
     await conn.execute(RAISE_BUILD_MEMORY, [INDEX_BUILD_MEMORY_KB])
-    for row in await (await conn.execute(LARGE_TENANTS, [model_id, threshold])).fetchall():
+    for row in await (await conn.execute(LARGE_TENANTS, {"model": model_id, "threshold": threshold})).fetchall():
         tenant_id = row["tenant_id"]
         for column, context in (("embedding", False), ("context_embedding", True)):
             name = tenant_index_name(model_id, tenant_id, context=context)

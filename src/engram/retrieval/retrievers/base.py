@@ -84,6 +84,7 @@ class Search:
     dims: int = 0
     own_index: bool = False  # dense: the tenant has an HNSW index of its own
     scope: bool = False  # dense: every row of the caller's small scope scored exactly (``retrieval.scope``)
+    index_owner: str | None = None  # dense: the scope's one large owner, read through its own index
     scope_lexical: bool = False  # lexical: BM25F over the small scope's own rows, not the tenant's postings
 
 

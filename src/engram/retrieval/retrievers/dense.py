@@ -102,6 +102,34 @@ def scope_statement(model_id: str, dims: int, column: str, shape: tuple[str, ...
     ).as_bytes()  # fmt: skip
 
 
+# A scope with one large owner (``retrieval.scope``, plan owner-index): that owner's vectors through its own
+# HNSW index (``store.scope_indexes``: tenant, model and owner as literals, so the planner can match the
+# partial index; halfvec inner product, which only such indexes serve), the rest of the scope (the shared
+# memories and any other owner's) scored exactly; the best of both.
+_OWNER: LiteralString = (
+    "SELECT * FROM (("
+    + _DENSE_FROM
+    + " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND e.scope_owner = {owner} AND "
+    + _VISIBLE_VECTOR
+    + " AND {filter} ORDER BY e.{col}::halfvec({dims}) <#> %(qv)s::halfvec({dims}) LIMIT {limit})"
+    " UNION ALL (" + _DENSE_FROM + " WHERE e.tenant_id = {tenant} AND e.model_id = {model} AND e.{col} IS NOT NULL"
+    " AND (e.scope_owner IS NULL OR e.scope_owner = ANY(%(others)s)) AND "
+    + _VISIBLE_VECTOR
+    + " AND {filter} ORDER BY score DESC, id LIMIT {limit})) u ORDER BY score DESC, id LIMIT {limit}"
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def owner_statement(
+    model_id: str, dims: int, column: str, tenant_id: str, owner: str, shape: tuple[str, ...], limit: int
+) -> bytes:
+    """``_OWNER`` for one owner (the other owners of the scope are the parameter ``others``)."""
+    return sql.SQL(_OWNER).format(
+        **_parts(column, dims), model=sql.Literal(model_id), tenant=sql.Literal(tenant_id),
+        owner=sql.Literal(owner), filter=filter_clause(shape), limit=sql.Literal(limit),
+    ).as_bytes()  # fmt: skip
+
+
 class Dense:
     """The nearest memories by cosine: exactly over a small scope (``scope_statement``); otherwise through
     the tenant's own HNSW index, or the model's shared one, filtered. Prepared at its first use on a
@@ -114,11 +142,16 @@ class Dense:
     async def send(self, conn: Conn, search: Search) -> RowCursor:
         assert search.vector is not None and search.model_id is not None
         f, limit = search.where, search.cfg.candidates
+        params = {**f.params, "qv": search.vector}
         if search.scope:
             stmt = scope_statement(search.model_id, search.dims, self.column, f.shape, limit)
+        elif search.index_owner is not None:
+            tenant_id, owner = f.params["tenant_id"], search.index_owner
+            stmt = owner_statement(search.model_id, search.dims, self.column, tenant_id, owner, f.shape, limit)
+            params["others"] = [o for o in f.params["owners"] if o != owner]
         else:
             stmt = statement(search.model_id, search.dims, self.column, f, limit=limit, own_index=search.own_index)
-        return await execute(conn, stmt, {**f.params, "qv": search.vector}, prepare=True)
+        return await execute(conn, stmt, params, prepare=True)
 
     async def hits(self, cur: RowCursor | None, search: Search) -> list[Hit]:
         if cur is None:
