@@ -23,6 +23,7 @@ import numpy as np
 
 from engram.errors import ProviderError
 from engram.model.recall import RecallPlan, RecallRequest
+from engram.retrieval import scope
 from engram.retrieval.config import RetrievalConfig
 from engram.retrieval.corpus import Corpora, Corpus
 from engram.retrieval.filter import build_filter
@@ -40,21 +41,21 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
-def recall_settings(cfg: RetrievalConfig) -> dict[str, str]:
+def recall_settings(cfg: RetrievalConfig, ef_search: int | None = None) -> dict[str, str]:
     """Settings for a recall's reads: HNSW iterative scans (filtered queries keep their recall)."""
     return {
         "hnsw.iterative_scan": "relaxed_order",
-        "hnsw.ef_search": str(cfg.ef_search),
+        "hnsw.ef_search": str(ef_search or cfg.ef_search),
         "max_parallel_workers_per_gather": "0",  # a worker costs more to start than these queries take
     }
 
 
-def dense_settings(cfg: RetrievalConfig) -> dict[str, str]:
+def dense_settings(cfg: RetrievalConfig, ef_search: int | None = None) -> dict[str, str]:
     """The dense side's settings: ``recall_settings``, and generic plans for its statements (prepared at
     first use). A large tenant's dense statement names the tenant, so each large tenant has its own: left
     to the defaults it is planned again until the same connection has run it ten times, which a tenant
     asking now and then never reaches. Its generic plan is the custom one: the literals decide the index."""
-    return {**recall_settings(cfg), "plan_cache_mode": "force_generic_plan"}
+    return {**recall_settings(cfg, ef_search), "plan_cache_mode": "force_generic_plan"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,16 +209,17 @@ class Gatherer:
         qv, reason = await self._query_vector(tenant_id, search.cfg, analysis, given, gateway)
         if qv is None or gateway is None:
             return _DenseSide(None, reason, {}, {})
-        scope = plan.name == "scope-exact"
+        exact = plan.name == "scope-exact"
         own = plan.name == "tenant-index"
         search = replace(
-            search, vector=qv, dims=gateway.dimensions, own_index=own, scope=scope, index_owner=plan.index_owner
+            search, vector=qv, dims=gateway.dimensions, own_index=own, scope=exact, index_owner=plan.index_owner
         )
         retrievers = (dense.SELF, dense.CONTEXT) if corpus.has_context else (dense.SELF,)
         ids = unscored.take()
         # Pipelined: the settings, the statements and the closing Sync travel in one round trip; the rows
         # come back with the Sync.
-        async with self.db.reads(tenant_id, dense_settings(search.cfg)) as conn:
+        ef = scope.ef_search(plan, corpus, search.cfg.ef_search, search.cfg.candidates)
+        async with self.db.reads(tenant_id, dense_settings(search.cfg, ef)) as conn:
             sent = [(r, await r.send(conn, search)) for r in retrievers]
             cosines = await followups.send_cosines(conn, tenant_id, ids, qv, gateway.model_id)
         late = await cosines.value()
