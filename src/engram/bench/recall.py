@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -138,10 +139,12 @@ async def _measure(
     for (tenant, user, q), vec in zip(plan, vectors, strict=True):
         await engram.recall(q, tenant=tenant, user_id=user, actor="bench", query_vector=vec)
     plain, by_class = [], {"big": [], "small": []}  # type: ignore[var-annotated]
+    plans = Counter[str]()
     for (tenant, user, q), vec in zip(plan, vectors, strict=True):
         started = time.perf_counter()
-        await engram.recall(q, tenant=tenant, user_id=user, actor="bench", query_vector=vec)
+        result = await engram.recall(q, tenant=tenant, user_id=user, actor="bench", query_vector=vec)
         ms = (time.perf_counter() - started) * 1000
+        plans[result.plan.name if result.plan else "unknown"] += 1
         plain.append(ms)
         by_class["big" if tenant == BIG else "small"].append(ms)
     with_embedding = []
@@ -160,12 +163,14 @@ async def _measure(
         return {f"{p}_ms{suffix}": round(percentile(values, int(p[1:])), 2) for p in ("p50", "p95", "p99")}
 
     return {
+        "shape": "tenants",
         "memories": sum(sizes.values()),
         "tenants": len(sizes),
         "big_tenant_memories": sizes[BIG],
         "small_tenant_memories": sizes[small],
         "queries": len(plan),
         "big_tenant_query_share": round(len(by_class["big"]) / len(plan), 3),
+        "plan_counts": dict(plans),
         **stats(plain),
         **stats(with_embedding, "_with_embedding"),
         "p95_ms_big_tenant": round(percentile(by_class["big"], 95), 2),

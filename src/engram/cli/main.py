@@ -399,25 +399,71 @@ def bench_write(
 
 @bench_app.command("recall")
 def bench_recall(
+    shape: Annotated[
+        str,
+        typer.Option(
+            help="tenants: many tenants, one large; users: one tenant of 1,000 users; one-scope: one tenant, no users."
+        ),
+    ] = "tenants",
     memories: Annotated[int, typer.Option(help="Memories in all.")] = 100_000,
-    tenants: Annotated[int, typer.Option(help="Tenants (one of them holds --big-share of the rows).")] = 1000,
-    big_share: Annotated[float, typer.Option(help="Share of all rows in the one big tenant.")] = 0.2,
-    queries: Annotated[int, typer.Option(help="Measured recalls.")] = 400,
+    tenants: Annotated[int, typer.Option(help="tenants shape: tenants (one holds --big-share of the rows).")] = 1000,
+    big_share: Annotated[float, typer.Option(help="tenants shape: share of all rows in the one big tenant.")] = 0.2,
+    queries: Annotated[int | None, typer.Option(help="Measured recalls (default 400 for tenants, 200 else).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
     data_dir: Annotated[
         Path | None, typer.Option(help="Benchmark database directory (default: a per-user cache, reused).")
     ] = None,
 ) -> None:
-    """Recall latency p50/p95/p99 with and without query embedding, and filtered dense recall@10 vs exact."""
+    """Recall latency p50/p95/p99 with and without query embedding; per shape, filtered dense recall@10 vs
+    exact (tenants) or hit@5 of each query's one gold fact (users, one-scope), and the plans chosen."""
     from engram.bench.recall import run_recall_bench
+    from engram.bench.shapes import SHAPES, run_shape_bench
 
-    result = run(
-        run_recall_bench(
-            memories=memories, tenants=tenants, big_share=big_share, queries=queries, data_dir=data_dir,
-            settings=settings_for(None),
+    if shape != "tenants" and shape not in SHAPES:
+        raise typer.BadParameter(f"must be one of tenants, {', '.join(SHAPES)}", param_hint="--shape")
+    if shape == "tenants":
+        result = run(
+            run_recall_bench(
+                memories=memories, tenants=tenants, big_share=big_share, queries=queries or 400, data_dir=data_dir,
+                settings=settings_for(None),
+            )
+        )  # fmt: skip
+    else:
+        result = run(
+            run_shape_bench(
+                shape, memories=memories, queries=queries or 200, data_dir=data_dir, settings=settings_for(None)
+            )
         )
-    )  # fmt: skip
-    _print_bench("engram bench recall", result, as_json)
+    _print_bench(f"engram bench recall --shape {shape}", result, as_json)
+
+
+@bench_app.command("scale")
+def bench_scale(
+    sizes: Annotated[str, typer.Option(help="Memories per point, comma-separated.")] = "10000,100000,1000000",
+    shapes: Annotated[str, typer.Option(help="Shapes, comma-separated: users, one-scope.")] = "users,one-scope",
+    queries: Annotated[int, typer.Option(help="Measured recalls per point.")] = 200,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Directory of the points' databases (default: per-user caches, reused).")
+    ] = None,
+) -> None:
+    """The users and one-scope shapes at growing sizes: recall p50/p95 per point and p95's growth per 10x."""
+    from engram.bench.scale import run_scale_bench
+    from engram.bench.shapes import SHAPES
+
+    try:
+        counts = [int(n) for n in sizes.split(",") if n.strip()]
+    except ValueError:
+        raise typer.BadParameter("a comma-separated list of whole numbers", param_hint="--sizes") from None
+    if not counts or any(n < 10 for n in counts):
+        raise typer.BadParameter("at least one size, each at least 10", param_hint="--sizes")
+    names = [s.strip() for s in shapes.split(",") if s.strip()]
+    if not names or any(s not in SHAPES for s in names):
+        raise typer.BadParameter(f"each of {', '.join(SHAPES)}", param_hint="--shapes")
+    result = run(
+        run_scale_bench(sizes=counts, shapes=names, queries=queries, data_dir=data_dir, settings=settings_for(None))
+    )
+    _print_bench("engram bench scale", result, as_json)
 
 
 @bench_app.command("packet")

@@ -1,0 +1,201 @@
+"""`engram bench recall --shape users|one-scope`: recall inside one large tenant (``facts``).
+
+``users``: one tenant, every fact owned by one of 1,000 users; each query recalls as its gold fact's user.
+``one-scope``: one tenant holding every fact with no user; each query sees all of them.
+
+Vectors: the first ``REAL_VECTORS`` facts are embedded once with the configured model and cached beside the
+database (``vectors.npy``); facts past them get synthetic vectors (a real one, moved by noise, made unit
+length again), so that a million-memory curve measures the database, not the embedder. Ingestion goes
+through ``remember_many`` with an embedder that looks the vectors up (``VectorBook``); questions are embedded
+by the real model. The database is kept in ``data_dir`` and reused by the next run of the same shape and size.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import platformdirs
+
+from engram.bench.facts import Facts, make_facts
+from engram.bench.recall import _baseline
+from engram.config import Settings
+from engram.errors import EngramError
+from engram.evaluation.metrics import percentile
+from engram.providers.base import Embedder, Vector
+from engram.providers.factory import build_embedder
+from engram.service import Engram
+
+SHAPES = ("users", "one-scope")
+TENANT = {"users": "users", "one-scope": "one"}
+REAL_VECTORS = 100_000
+CHUNK = 1000
+# The bench measures recall, not admission: names are the facts (no PII masking), and nothing waits for a
+# reviewer.
+POLICY = {"pii": "off", "approval": "off"}
+
+
+class VectorBook:
+    """An embedder that looks texts up in a table of precomputed vectors, and asks ``inner`` for the rest."""
+
+    def __init__(self, inner: Embedder, texts: Sequence[str], vectors: np.ndarray[Any, Any]) -> None:
+        self.inner = inner
+        self.at = {t: i for i, t in enumerate(texts)}
+        self.vectors = vectors
+        self.misses = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimensions(self) -> int:
+        return self.inner.dimensions
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
+        found: list[Vector | None] = [self.vectors[i] if (i := self.at.get(t)) is not None else None for t in texts]
+        missing = [t for t, v in zip(texts, found, strict=True) if v is None]
+        if missing:
+            self.misses += len(missing)
+            fresh = iter(await self.inner.embed(missing))
+            found = [v if v is not None else next(fresh) for v in found]
+        return [v for v in found if v is not None]
+
+
+async def fact_vectors(inner: Embedder, facts: Facts, real: int, cache: Path) -> np.ndarray[Any, Any]:
+    """Real vectors for the first ``real`` facts (cached in ``cache``), synthetic ones for the rest."""
+    real = min(real, len(facts.docs))
+    vectors = _load(cache)
+    if vectors is None:
+        parts = []
+        for start in range(0, real, 2048):
+            parts.append(np.asarray(await inner.embed(facts.docs[start : start + 2048]), dtype=np.float32))
+        vectors = np.concatenate(parts) if parts else np.zeros((0, inner.dimensions), dtype=np.float32)
+        np.save(cache, vectors)
+    vectors = vectors[:real]
+    extra = len(facts.docs) - real
+    if extra <= 0:
+        return vectors
+    rng = np.random.default_rng(11)
+    synthetic = vectors[rng.integers(0, real, extra)] + rng.normal(0, 0.05, (extra, vectors.shape[1])).astype(
+        np.float32
+    )
+    synthetic /= np.linalg.norm(synthetic, axis=1, keepdims=True)
+    return np.concatenate([vectors, synthetic.astype(np.float32)])
+
+
+def _load(path: Path) -> np.ndarray[Any, Any] | None:
+    return np.load(path) if path.exists() else None
+
+
+async def run_shape_bench(
+    shape: str, *, memories: int = 100_000, queries: int = 200, data_dir: Path | None = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    if shape not in SHAPES:
+        raise ValueError(f"shape must be one of {', '.join(SHAPES)}")
+    data_dir = data_dir or Path(platformdirs.user_cache_dir("engram")) / f"bench-{shape}-{memories}"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    base = settings or Settings()
+    inner = build_embedder(base)
+    facts = make_facts(memories, real=REAL_VECTORS, queries=queries)
+    real = min(memories, REAL_VECTORS)
+    vectors_cache = (
+        Path(platformdirs.user_cache_dir("engram")) / f"bench-facts-{real}-{inner.model_id.replace('/', '_')}.npy"
+    )
+    vectors_cache.parent.mkdir(parents=True, exist_ok=True)
+    book = VectorBook(inner, facts.docs, await fact_vectors(inner, facts, real, vectors_cache))
+    engram = await Engram.open(
+        base.model_copy(update={"data_dir": data_dir, "database_url": None, "embedding_timeout": 600.0}), embedder=book
+    )
+    tenant = TENANT[shape]
+    try:
+        marker = data_dir / "bench-facts.json"
+        ingest_s = 0.0
+        if not marker.exists():
+            if (await engram.list(tenant=tenant, limit=1)).items:
+                raise RuntimeError(f"{data_dir} holds a partial ingestion: delete it and run again")
+            started = time.perf_counter()
+            gold = await _ingest(engram, shape, facts)
+            ingest_s = time.perf_counter() - started
+            await engram.index_large_tenants()  # what engram serve's maintenance does within minutes
+            async with engram.db.owner() as conn:
+                await conn.execute("VACUUM (ANALYZE) memories, memory_embeddings, search_postings, recall_receipts")
+            marker.write_text(json.dumps({"gold": gold, "ingest_seconds": round(ingest_s, 1)}))
+        gold = json.loads(marker.read_text())["gold"]
+        result = await _measure(engram, shape, facts, gold)
+        return {"shape": shape, "memories": memories, **result, "ingest_seconds": round(ingest_s, 1),
+                "embedding_model": inner.model_id}  # fmt: skip
+    finally:
+        await engram.close()
+
+
+async def _ingest(engram: Engram, shape: str, facts: Facts) -> dict[str, str]:
+    """Every fact, in chunks; returns the ids of the gold facts (by fact index)."""
+    tenant = TENANT[shape]
+    await engram.update_admission_policy(POLICY, tenant=tenant)
+    wanted = {i for _, i in facts.queries}
+    gold: dict[str, str] = {}
+    for start in range(0, len(facts.docs), CHUNK):
+        items: list[dict[str, Any]] = [
+            {"content": d, **({"user_id": u} if shape == "users" else {})}
+            for d, u in zip(facts.docs[start : start + CHUNK], facts.users[start : start + CHUNK], strict=True)
+        ]
+        results = await engram.remember_many(items, tenant=tenant, actor="bench")
+        for offset, r in enumerate(results):
+            if isinstance(r, EngramError):
+                raise r
+            if start + offset in wanted:
+                gold[str(start + offset)] = str(r.id)
+    return gold
+
+
+async def _measure(engram: Engram, shape: str, facts: Facts, gold: dict[str, str]) -> dict[str, Any]:
+    assert engram.gateway is not None
+    tenant = TENANT[shape]
+    asks = [(q, facts.users[i] if shape == "users" else None, gold[str(i)]) for q, i in facts.queries]
+    vectors = await engram.gateway.embed([q for q, _, _ in asks])
+
+    async def recall(q: str, user: str | None, vector: Vector | None) -> Any:
+        return await engram.recall(q, tenant=tenant, user_id=user, actor="bench", max_items=5, query_vector=vector)
+
+    for (q, user, _), vec in zip(asks, vectors, strict=True):  # warm: statistics cached, statements prepared
+        await recall(q, user, vec)
+    given, hits, plans, sizes = [], 0, Counter[str](), []
+    for (q, user, want), vec in zip(asks, vectors, strict=True):
+        started = time.perf_counter()
+        result = await recall(q, user, vec)
+        given.append((time.perf_counter() - started) * 1000)
+        hits += any(str(item.id) == want for item in result.items)
+        plan = getattr(result, "plan", None)
+        plans[plan.name if plan else "unknown"] += 1
+        if plan is not None and plan.scope_size is not None:
+            sizes.append(plan.scope_size)
+    embedded = []
+    for q, user, _ in asks:
+        engram.retriever.clear_query_cache()  # every query pays for its embedding
+        started = time.perf_counter()
+        await recall(q, user, None)
+        embedded.append((time.perf_counter() - started) * 1000)
+
+    def stats(values: list[float], suffix: str = "") -> dict[str, float]:
+        return {f"{p}_ms{suffix}": round(percentile(values, int(p[1:])), 2) for p in ("p50", "p95", "p99")}
+
+    return {
+        "queries": len(asks),
+        **stats(given),
+        **stats(embedded, "_with_embedding"),
+        "hit_at_5": round(hits / len(asks), 4),
+        "scope_size_p50": statistics.median(sizes) if sizes else None,
+        "plan_counts": dict(plans),
+        **await _baseline(engram),
+    }
