@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
+from engram.bench.facts import make_facts, user_sizes
 from engram.bench.recall import run_recall_bench, tenant_sizes
+from engram.bench.scale import run_scale_bench
+from engram.bench.shapes import run_shape_bench
 
 
 def test_tenant_sizes_are_skewed_with_one_big_tenant() -> None:
@@ -25,3 +29,37 @@ async def test_recall_bench_reports_latency_and_filtered_recall(tmp_path: Path) 
     assert 0.9 <= out["filtered_recall_at_10_large"] <= 1.0
     again = await run_recall_bench(memories=1_200, tenants=12, queries=30, data_dir=tmp_path / "db")
     assert again["ingest_seconds"] == 0.0  # the database is reused
+
+
+def test_facts_are_distinct_deterministic_and_skewed() -> None:
+    facts = make_facts(300_000, real=100_000, queries=200)
+    assert len(set(facts.docs)) == 300_000 and facts == make_facts(300_000, real=100_000, queries=200)
+    assert all(i < 100_000 for _, i in facts.queries) and len({i for _, i in facts.queries}) == 200
+    sizes = sorted(Counter(facts.users).values())
+    assert len(sizes) == 1000 and sizes[-1] > 25 * sizes[0]  # Zipf, s = 0.5: 51 to 1,619 per 100k
+    question, gold = facts.queries[0]
+    name = question.split(" does ")[-1].split("'s ")[0] if " does " in question else None
+    assert name is None or name in facts.docs[gold]
+    assert sum(user_sizes(1_000, 1000)) == 1_000 and sum(user_sizes(500, 1000)) == 500
+
+
+async def test_shapes_report_hits_plans_and_latency(tmp_path: Path) -> None:
+    users = await run_shape_bench("users", memories=1_500, queries=20, data_dir=tmp_path / "users")
+    for key in ("p50_ms", "p95_ms", "p99_ms", "p50_ms_with_embedding", "p95_ms_with_embedding", "baseline_cpu_ms"):
+        assert users[key] > 0, key
+    assert users["shape"] == "users" and users["queries"] == 20 and users["hit_at_5"] >= 0.9
+    assert users["plan_counts"] == {"scope-exact": 20} and 1 <= users["scope_size_p50"] <= 60
+    one = await run_shape_bench("one-scope", memories=2_500, queries=20, data_dir=tmp_path / "one")
+    assert one["plan_counts"] == {"tenant-index": 20} and 2_400 <= one["scope_size_p50"] <= 2_500
+    assert one["hit_at_5"] >= 0.7
+    again = await run_shape_bench("users", memories=1_500, queries=20, data_dir=tmp_path / "users")
+    assert again["ingest_seconds"] == 0.0 and again["hit_at_5"] == users["hit_at_5"]  # reused
+
+
+async def test_scale_reports_points_and_growth(tmp_path: Path) -> None:
+    out = await run_scale_bench(sizes=(300, 3_000), shapes=("users",), queries=10, data_dir=tmp_path)
+    assert [(p["shape"], p["memories"]) for p in out["points"]] == [("users", 300), ("users", 3_000)]
+    assert all(p["recall_p95_ms"] > 0 and p["recall_p95_ms_with_embedding"] > 0 for p in out["points"])
+    (step,) = out["growth_per_10x"]["users"]
+    assert step["from"] == 300 and step["to"] == 3_000
+    assert step["p95_ratio"] == round(out["points"][1]["recall_p95_ms"] / out["points"][0]["recall_p95_ms"], 3)
