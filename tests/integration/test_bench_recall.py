@@ -41,6 +41,7 @@ def test_facts_are_distinct_deterministic_and_skewed() -> None:
     name = question.split(" does ")[-1].split("'s ")[0] if " does " in question else None
     assert name is None or name in facts.docs[gold]
     assert sum(user_sizes(1_000, 1000)) == 1_000 and sum(user_sizes(500, 1000)) == 500
+    assert make_facts(2_000).docs[:1_000] == make_facts(1_000).docs  # one vector cache serves every size
 
 
 async def test_shapes_report_hits_plans_and_latency(tmp_path: Path) -> None:

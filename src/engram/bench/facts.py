@@ -87,19 +87,32 @@ def user_sizes(n: int, users: int, s: float = 0.5) -> list[int]:
     return sizes
 
 
+# The facts walk the (person, template) pairs in a fixed scrambled order (i -> (STEP * i + START) mod pairs,
+# a permutation since STEP shares no factor with the number of pairs), so the first k facts of any size are
+# the same: their vectors are computed once for every size.
+STEP = 4_256_249
+START = 1_234_567
+
+
+def fact(i: int) -> tuple[str, str]:
+    """The i-th fact and its question."""
+    pairs = people_count() * len(TEMPLATES)
+    code = (STEP * i + START) % pairs
+    who, t = divmod(code, len(TEMPLATES))
+    name = person(who)
+    values = TEMPLATES[t][2]
+    value = values[((code * 2_654_435_761) >> 16) % len(values)]
+    return TEMPLATES[t][0].format(n=name, x=value), TEMPLATES[t][1].format(n=name)
+
+
 def make_facts(n: int, *, real: int | None = None, users: int = USERS, queries: int = QUERIES, seed: int = 7) -> Facts:
     """``n`` distinct facts over ``users`` users, and ``queries`` questions whose gold facts lie among the
     first ``real`` facts (default: all)."""
+    if n > people_count() * len(TEMPLATES):
+        raise ValueError(f"at most {people_count() * len(TEMPLATES)} facts")
     rng = random.Random(seed)
-    pairs = rng.sample(range(people_count() * len(TEMPLATES)), n)
-    docs = []
-    questions = []
-    for code in pairs:
-        who, t = divmod(code, len(TEMPLATES))
-        name = person(who)
-        docs.append(TEMPLATES[t][0].format(n=name, x=rng.choice(TEMPLATES[t][2])))
-        questions.append(TEMPLATES[t][1].format(n=name))
+    made = [fact(i) for i in range(n)]
     owners = [f"u{u:04d}" for u, size in enumerate(user_sizes(n, users)) for _ in range(size)]
     rng.shuffle(owners)
     gold = rng.sample(range(min(n, real or n)), min(queries, n))
-    return Facts(docs, owners, [(questions[i], i) for i in gold])
+    return Facts([d for d, _ in made], owners, [(made[i][1], i) for i in gold])

@@ -72,23 +72,26 @@ class VectorBook:
 
 
 async def fact_vectors(inner: Embedder, facts: Facts, real: int, cache: Path) -> np.ndarray[Any, Any]:
-    """Real vectors for the first ``real`` facts (cached in ``cache``), synthetic ones for the rest."""
+    """Real vectors for the first ``real`` facts, synthetic ones for the rest. The real ones are kept in
+    ``cache`` and extended as larger runs need more (the first k facts are the same at every size)."""
     real = min(real, len(facts.docs))
     vectors = _load(cache)
     if vectors is None:
-        parts = []
-        for start in range(0, real, 2048):
-            parts.append(np.asarray(await inner.embed(facts.docs[start : start + 2048]), dtype=np.float32))
-        vectors = np.concatenate(parts) if parts else np.zeros((0, inner.dimensions), dtype=np.float32)
+        vectors = np.zeros((0, inner.dimensions), dtype=np.float32)
+    if len(vectors) < real:
+        parts = [vectors]
+        for start in range(len(vectors), real, 2048):
+            batch = facts.docs[start : min(start + 2048, real)]
+            parts.append(np.asarray(await inner.embed(batch), dtype=np.float32))
+        vectors = np.concatenate(parts)
         np.save(cache, vectors)
     vectors = vectors[:real]
     extra = len(facts.docs) - real
     if extra <= 0:
         return vectors
     rng = np.random.default_rng(11)
-    synthetic = vectors[rng.integers(0, real, extra)] + rng.normal(0, 0.05, (extra, vectors.shape[1])).astype(
-        np.float32
-    )
+    noise = rng.normal(0, 0.05, (extra, vectors.shape[1])).astype(np.float32)
+    synthetic = vectors[rng.integers(0, real, extra)] + noise
     synthetic /= np.linalg.norm(synthetic, axis=1, keepdims=True)
     return np.concatenate([vectors, synthetic.astype(np.float32)])
 
@@ -109,9 +112,8 @@ async def run_shape_bench(
     inner = build_embedder(base)
     facts = make_facts(memories, real=REAL_VECTORS, queries=queries)
     real = min(memories, REAL_VECTORS)
-    vectors_cache = (
-        Path(platformdirs.user_cache_dir("engram")) / f"bench-facts-{real}-{inner.model_id.replace('/', '_')}.npy"
-    )
+    model = inner.model_id.replace("/", "_")
+    vectors_cache = Path(platformdirs.user_cache_dir("engram")) / f"bench-facts-v2-{model}.npy"
     vectors_cache.parent.mkdir(parents=True, exist_ok=True)
     book = VectorBook(inner, facts.docs, await fact_vectors(inner, facts, real, vectors_cache))
     engram = await Engram.open(
