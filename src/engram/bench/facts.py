@@ -89,15 +89,19 @@ def user_sizes(n: int, users: int, s: float = 0.5) -> list[int]:
 
 # The facts walk the (person, template) pairs in a fixed scrambled order (i -> (STEP * i + START) mod pairs,
 # a permutation since STEP shares no factor with the number of pairs), so the first k facts of any size are
-# the same: their vectors are computed once for every size.
+# the same: their vectors are computed once for every size. The first 260,000 are the people with one
+# surname (as in the side-by-side harness's 100,000), the double-barrelled ones only after them.
 STEP = 4_256_249
 START = 1_234_567
 
 
 def fact(i: int) -> tuple[str, str]:
     """The i-th fact and its question."""
-    pairs = people_count() * len(TEMPLATES)
-    code = (STEP * i + START) % pairs
+    single = len(FIRST) * len(INITIALS) * len(LAST) * len(TEMPLATES)
+    if i < single:
+        code = (STEP * i + START) % single
+    else:
+        code = single + (STEP * (i - single) + START) % (people_count() * len(TEMPLATES) - single)
     who, t = divmod(code, len(TEMPLATES))
     name = person(who)
     values = TEMPLATES[t][2]

@@ -113,7 +113,7 @@ async def run_shape_bench(
     facts = make_facts(memories, real=REAL_VECTORS, queries=queries)
     real = min(memories, REAL_VECTORS)
     model = inner.model_id.replace("/", "_")
-    vectors_cache = Path(platformdirs.user_cache_dir("engram")) / f"bench-facts-v2-{model}.npy"
+    vectors_cache = Path(platformdirs.user_cache_dir("engram")) / f"bench-facts-v3-{model}.npy"
     vectors_cache.parent.mkdir(parents=True, exist_ok=True)
     book = VectorBook(inner, facts.docs, await fact_vectors(inner, facts, real, vectors_cache))
     engram = await Engram.open(
