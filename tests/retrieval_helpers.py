@@ -45,7 +45,9 @@ async def lexical_hits(
 def _given_lexemes(shape: tuple[str, ...]) -> bytes:
     parts = {"filter": filter_clause(shape), "columns": sql.SQL(CANDIDATE_COLUMNS)}
     return (
-        sql.SQL(lexical.LEXICAL).format(terms=sql.SQL(""), lexemes=sql.SQL("%(lexemes)s::text[]"), **parts).as_bytes()
+        sql.SQL(lexical.LEXICAL)
+        .format(terms=sql.SQL(""), lexemes=sql.SQL("%(lexemes)s::text[]"), together=sql.SQL(""), **parts)
+        .as_bytes()
     )
 
 

@@ -25,12 +25,12 @@ from engram.store.database import Conn
 # memory found by words alone.
 LEXICAL: LiteralString = """
 WITH {terms} post AS MATERIALIZED (
-    SELECT p.lexeme, p.memory_id, p.tf, p.dl
+    SELECT p.lexeme, p.memory_id, p.tf, p.dl, NULL::float8 AS df
       FROM search_postings p
-     WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY({lexemes})
+     WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY({lexemes}){together}
 ), idf AS MATERIALIZED (
-    SELECT lexeme, ln((greatest(%(n_docs)s::float8, count(*)) - count(*) + 0.5) / (count(*) + 0.5) + 1) AS w
-      FROM post GROUP BY lexeme
+    SELECT lexeme, ln((greatest(%(n_docs)s::float8, d) - d + 0.5) / (d + 0.5) + 1) AS w
+      FROM (SELECT lexeme, coalesce(max(df), count(*)) AS d FROM post GROUP BY lexeme) x
 ), scored AS MATERIALIZED (
     SELECT p.memory_id AS id,
            sum(i.w * p.tf * (%(k1)s::float8 + 1)
@@ -90,6 +90,34 @@ _KEPT_TERMS: LiteralString = (
 ),"""
 )
 
+# In a large tenant a word over the budget is often a name or a topic rather than a stop word, and the
+# query's such words together pick out a few memories ("Amara K. Silva": three words of thousands of
+# memories each, one person's facts together). ``together`` reads the memories holding all of them (two to
+# four, the longest), intersecting their postings (index-only, up to ``reach`` each: exact for words of up
+# to that many memories; a more common word may miss some), up to ``budget``; their postings of those words
+# join the others, each word counted as just over the budget (its exact count is what was not read). Small
+# tenants never read it (``TOGETHER_MIN_DOCS``): there such words are true stop words. (The GIN index of
+# the search keys cannot serve it: for a query built inside the statement the planner costs it as a scan
+# of the whole index, and chose a sequential scan, 43 ms at 100,000 memories.)
+_TOGETHER_TERMS: LiteralString = """ common AS MATERIALIZED (
+    SELECT lexeme, n FROM terms WHERE n > {budget} AND lexeme NOT IN (SELECT lexeme FROM kept)
+     ORDER BY length(lexeme) DESC, lexeme LIMIT 4
+), together_post AS MATERIALIZED (
+    SELECT c.lexeme, c.memory_id, c.tf, c.dl, l.n
+      FROM common l CROSS JOIN LATERAL (
+           SELECT p.lexeme, p.memory_id, p.tf, p.dl FROM search_postings p
+            WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = l.lexeme LIMIT {reach}) c
+     WHERE (SELECT count(*) FROM common) >= 2
+), together AS MATERIALIZED (
+    SELECT memory_id AS id FROM together_post
+     GROUP BY memory_id HAVING count(*) = (SELECT count(*) FROM common) LIMIT {budget}
+),"""
+_TOGETHER_POSTINGS: LiteralString = """
+    UNION ALL
+    SELECT lexeme, memory_id, tf, dl, n::float8 FROM together_post WHERE memory_id IN (SELECT id FROM together)"""
+TOGETHER_REACH = 10  # times the postings budget: the postings read of each common word
+TOGETHER_MIN_DOCS = 20  # times the postings budget: the tenants whose common words are read together
+
 
 # BM25F over a small scope's own rows (``retrieval.scope``), read through the scope indexes, the filter
 # applied to them first: the scope is the corpus (its size, average length and document frequencies), as
@@ -145,14 +173,17 @@ def scope_statement(shape: tuple[str, ...], cosines: bool) -> bytes:
 
 
 @functools.lru_cache(maxsize=256)
-def statement(shape: tuple[str, ...], cosines: bool, budget: int, rarest: bool) -> bytes:
-    """LEXICAL for a filter shape, choosing its lexemes within ``budget`` postings (``_KEPT_TERMS``)."""
-    terms = sql.SQL(_KEPT_TERMS).format(
-        cap=sql.Literal(budget + 1), budget=sql.Literal(budget), rarest=sql.Literal(rarest)
-    )
+def statement(shape: tuple[str, ...], cosines: bool, budget: int, rarest: bool, together: bool = False) -> bytes:
+    """LEXICAL for a filter shape, choosing its lexemes within ``budget`` postings (``_KEPT_TERMS``); with
+    ``together``, also the memories holding all of the query's words over the budget (``_TOGETHER_TERMS``)."""
+    limits = {
+        "cap": sql.Literal(budget + 1), "budget": sql.Literal(budget), "rarest": sql.Literal(rarest),
+        "reach": sql.Literal(budget * TOGETHER_REACH),
+    }  # fmt: skip
+    terms = sql.SQL(_KEPT_TERMS + (_TOGETHER_TERMS if together else "")).format(**limits)
     inner = sql.SQL(LEXICAL).format(
         terms=terms, lexemes=sql.SQL("ARRAY(SELECT lexeme FROM kept)"), filter=filter_clause(shape),
-        columns=sql.SQL(CANDIDATE_COLUMNS),
+        columns=sql.SQL(CANDIDATE_COLUMNS), together=sql.SQL(_TOGETHER_POSTINGS if together else ""),
     )  # fmt: skip
     return finish(inner, cosines)
 
@@ -182,7 +213,9 @@ class Lexical:
         if search.scope_lexical:
             stmt = scope_statement(search.where.shape, cosines)
         else:
-            stmt = statement(search.where.shape, cosines, search.cfg.lexical_postings_budget, search.rarest)
+            budget = search.cfg.lexical_postings_budget
+            together = search.n_docs >= TOGETHER_MIN_DOCS * budget
+            stmt = statement(search.where.shape, cosines, budget, search.rarest, together)
         return await execute(conn, stmt, params)
 
     async def hits(self, cur: RowCursor | None, search: Search) -> list[Hit]:

@@ -1,0 +1,39 @@
+"""In a large tenant, the query's words over the postings budget are read together (``lexical._TOGETHER_TERMS``):
+one person's facts among thousands that share the first name or the surname."""
+
+from __future__ import annotations
+
+from engram import Engram
+from engram.model.recall import RecallRequest
+from engram.retrieval.config import preset
+from engram.retrieval.filter import build_filter
+from tests.retrieval_helpers import lexical_hits
+
+LARGE = 10**6  # the corpus size the statement is told: the tenant counts as large
+
+
+async def seed(engram: Engram) -> list[str]:
+    docs = [f"Amara {chr(65 + n % 26)}. Okafor {n} keeps a note about the harbour" for n in range(130)]
+    docs += [f"Bruno {chr(65 + n % 26)}. Silva {n} keeps a note about the harbour" for n in range(130)]
+    wanted = ["Amara K. Silva lives in Osaka.", "Amara K. Silva drives a red Toyota."]
+    await engram.update_admission_policy({"pii": "off"})  # the names are the facts here
+    await engram.remember_many([{"content": d} for d in docs + wanted])
+    return wanted
+
+
+async def test_common_words_are_read_together_in_a_large_tenant(engram: Engram) -> None:
+    wanted = await seed(engram)
+    cfg = preset("hybrid", lexical_postings_budget=100)  # "amara" and "silva": 132 memories each
+    f = build_filter("acme", RecallRequest(query="x"))
+    query = "Where is Amara Silva's home?"
+    async with engram.db.tenant("acme") as conn:
+        corpus = await engram.retriever.read_corpus(conn, "acme")
+        kw = {"avgdl": corpus.avgdl, "query": query, "fts": corpus.fts_config, "rarest": False}
+        small = await lexical_hits(conn, f, cfg, n_docs=corpus.n_docs, **kw)
+        large = await lexical_hits(conn, f, cfg, n_docs=LARGE, **kw)
+        one = await lexical_hits(conn, f, cfg, n_docs=LARGE, **{**kw, "query": "Where is Amara's home?"})
+    assert small == []  # a small tenant: its near stop words are left to the dense retrievers, as before
+    by_id = {m.id: m.content for m in (await engram.list(limit=500)).items}
+    assert sorted(by_id[h.id] for h in large) == sorted(wanted)  # only those holding all of them
+    assert all(h.score > 0 and h.row.term_share == 1.0 for h in large)
+    assert one == []  # one common word alone is not read: it would be any of its memories
