@@ -34,7 +34,7 @@ async def lexical_hits(
     search = Search(f, cfg, text=query, fts=fts, n_docs=n_docs, avgdl=avgdl, rarest=rarest)
     if dfs is None:
         return await lexical.RETRIEVER.hits(await lexical.RETRIEVER.send(conn, search), search)
-    kept = keep_lexemes(dfs, cfg.lexical_postings_budget, rarest=rarest)
+    kept = lexical.keep_lexemes(dfs, cfg.lexical_postings_budget, rarest=rarest)
     if not kept:
         return []
     params = {**lexical.parameters(search), "lexemes": list(kept)}
@@ -57,19 +57,6 @@ async def query_terms(conn: Conn, tenant_id: str, fts: str, query: str, cap: int
     stmt = sql.SQL(lexical.QUERY_TERMS).format(cap=sql.Literal(cap)).as_bytes()
     rows = await (await conn.execute(stmt, params, binary=True)).fetchall()
     return {r["lexeme"]: int(r["n"]) for r in rows}
-
-
-def keep_lexemes(dfs: dict[str, int], budget: int, *, rarest: bool = True) -> dict[str, int]:
-    """The rarest lexemes whose postings fit the budget; with ``rarest``, at least the rarest one even if it
-    does not fit (``lexical._KEPT_TERMS``, in Python)."""
-    kept: dict[str, int] = {}
-    used = 0
-    for lexeme, n in sorted(dfs.items(), key=lambda kv: (kv[1], kv[0])):
-        if (kept or not rarest) and used + n > budget:
-            break
-        kept[lexeme] = n
-        used += n
-    return kept
 
 
 async def dense_hits(
