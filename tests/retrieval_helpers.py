@@ -10,6 +10,7 @@ from psycopg import sql
 
 from engram.retrieval.config import RetrievalConfig
 from engram.retrieval.filter import Filter, filter_clause
+from engram.retrieval.query import names
 from engram.retrieval.retrievers import dense as dense_retrievers
 from engram.retrieval.retrievers import identifiers, lexical
 from engram.retrieval.retrievers.base import Hit, Search
@@ -31,7 +32,7 @@ async def lexical_hits(
 ) -> list[Hit]:
     """BM25F candidates. With ``dfs`` (``query_terms``), of the lexemes ``keep_lexemes`` keeps of them, by
     the same statement given those lexemes instead of choosing its own."""
-    search = Search(f, cfg, text=query, fts=fts, n_docs=n_docs, avgdl=avgdl, rarest=rarest)
+    search = Search(f, cfg, text=query, fts=fts, n_docs=n_docs, avgdl=avgdl, rarest=rarest, names=names(query))
     if dfs is None:
         return await lexical.RETRIEVER.hits(await lexical.RETRIEVER.send(conn, search), search)
     kept = lexical.keep_lexemes(dfs, cfg.lexical_postings_budget, rarest=rarest)

@@ -156,8 +156,9 @@ class Gatherer:
                 # rarest of them whatever it costs.
                 beside_dense = side is not None and gateway is not None
                 search = replace(
-                    base, identifiers=analysis.identifiers, fts=corpus.fts_config, n_docs=corpus.n_docs,
-                    avgdl=corpus.avgdl, rarest=not beside_dense, scope_lexical=_scope_lexical(plan, corpus),
+                    base, identifiers=analysis.identifiers, names=analysis.names, fts=corpus.fts_config,
+                    n_docs=corpus.n_docs,
+                    avgdl=corpus.avgdl, rarest=not beside_dense, scope_lexical=_scope_lexical(plan, corpus, cfg),
                     # A query vector known now (given, or cached) lets these rows carry its cosines as well.
                     vector=found.vector if found.vector is not None else self._known(base, analysis, given),
                 )  # fmt: skip
@@ -254,10 +255,13 @@ class Gatherer:
             return None, f"embedder unavailable ({exc.message}); recall ran lexically"
 
 
-def _scope_lexical(plan: RecallPlan, corpus: Corpus) -> bool:
-    """Lexical reads a small scope's own rows when the scope is at most half the tenant: otherwise the
-    tenant's postings are as cheap, and BM25F keeps the tenant's statistics."""
-    return plan.name == "scope-exact" and (plan.scope_size or 0) * 2 <= corpus.n_docs
+def _scope_lexical(plan: RecallPlan, corpus: Corpus, cfg: RetrievalConfig) -> bool:
+    """Lexical reads a small scope's own rows in a large tenant (``lexical.TOGETHER_MIN_DOCS``), when the
+    scope is at most half of it: there a word's postings are mostly other users' memories. In a smaller
+    tenant the postings are as cheap (reading a few hundred scope rows cost more), and BM25F keeps the
+    tenant's statistics."""
+    large = corpus.n_docs >= lexical.TOGETHER_MIN_DOCS * cfg.lexical_postings_budget
+    return large and plan.name == "scope-exact" and (plan.scope_size or 0) * 2 <= corpus.n_docs
 
 
 def _analyse(req: RecallRequest, corpus: Corpus, cfg: RetrievalConfig) -> QueryAnalysis:

@@ -40,7 +40,9 @@ def escape_identifier(text: str) -> str:
 
 
 # A name: a capitalised word that does not start a sentence (the first word of a question is no evidence).
-_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][\w'\u2019-]*")
+# A capitalised word inside a sentence; after a middle initial ("Amara K. Silva") too, which is not the
+# start of a sentence.
+_NAME = re.compile(r"(?<!(?<!\b[A-Z])[.!?:]\s)(?<!^)\b[A-Z][\w'\u2019-]*")
 
 
 def names(query: str) -> list[str]:

@@ -24,6 +24,8 @@ from engram.store.scope_indexes import SCOPE_INDEX_THRESHOLD, owner_index_name
 EXACT_LIMIT = SCOPE_INDEX_THRESHOLD
 # Owned rows are counted up to this cap: beyond it only "large" matters.
 COUNT_CAP = 2 * EXACT_LIMIT
+EXACT_ALWAYS = 500  # scopes this small are always scored exactly (at most about 1 ms)
+GRAPH_SHARE = 4  # a scope of at least 1/GRAPH_SHARE of a tenant with its own graph is read through it
 SCOPE_TTL = 30.0  # seconds a scope's size is reused (as the corpus statistics are)
 
 _CAP: LiteralString = "4000"
@@ -65,7 +67,11 @@ def choose(corpus: Corpus, owned: list[Owned], exact_limit: int = EXACT_LIMIT) -
     size = corpus.n_shared + sum(o.n for o in owned)
     if corpus.n_docs:
         size = min(size, corpus.n_docs)
-    if size <= exact_limit:
+    # Past a few hundred rows a scope that is a large share of a tenant with its own graph is read faster
+    # through that graph (most of what it visits is in scope) than row by row: 6-15 ms for 1,700 rows of a
+    # 4,000-memory tenant whose vectors are stored out of line, against 2-4 ms.
+    graph_serves = corpus.own_index and size > EXACT_ALWAYS and size * GRAPH_SHARE >= corpus.n_docs
+    if size <= exact_limit and not graph_serves:
         return RecallPlan(
             name="scope-exact", scope_size=size,
             reason=f"{size} memories in scope (at most {exact_limit} are scored exactly)",

@@ -75,6 +75,7 @@ class Search:
     cfg: RetrievalConfig
     text: str = ""  # the query (lexical: the statement chooses its lexemes itself)
     identifiers: Sequence[str] = ()  # to match exactly (``query.identifiers``)
+    names: Sequence[str] = ()  # the query's names (``query.names``): lexical reads their common words together
     fts: str = "english"  # the tenant's text search configuration
     n_docs: int = 0  # BM25F's corpus statistics
     avgdl: float = 1.0
