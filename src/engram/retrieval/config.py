@@ -3,8 +3,9 @@
 Defaults, and why (measured on LoCoMo, see docs/retrieval.md):
 
 * Candidates: up to ``candidates`` (50) from each retriever, filtered first; HNSW ef_search at most 300
-  (sized by the scope's share of the graph, ``scope.ef_search``); lexical terms (and identifiers) read rarest first within 500 postings (``lexical_postings_budget``); at most 8
-  identifiers of a query matched exactly (``max_identifiers``).
+  (sized by the scope's share of the graph, ``scope.ef_search``); lexical terms (and identifiers) read
+  rarest first within 500 postings (``lexical_postings_budget``); at most 8 identifiers of a query matched
+  exactly (``max_identifiers``).
 * Fusion ``score`` (default): ``lexical * bm25/max(bm25) + dense * cos(self) + dense_context * cos(context)
   + identifier * share_of_identifiers_matched``; ``rrf``: ``sum(weight / (rrf_k + rank))`` with rrf_k = 60.
 * ``speaker_boost``: when the query names exactly one known speaker, that speaker's memories x 1.5.
