@@ -5,9 +5,10 @@
 
 Vectors: the first ``REAL_VECTORS`` facts are embedded once with the configured model and cached beside the
 database (``vectors.npy``); facts past them get synthetic vectors (a real one, moved by noise, made unit
-length again), so that a million-memory curve measures the database, not the embedder. Ingestion goes
-through ``remember_many`` with an embedder that looks the vectors up (``VectorBook``); questions are embedded
-by the real model. The database is kept in ``data_dir`` and reused by the next run of the same shape and size.
+length again), so that a million-memory curve measures the database, not the embedder. The real-vector
+facts (every gold fact among them) go through ``remember_many`` with an embedder that looks the vectors up
+(``VectorBook``); the synthetic rest is loaded in bulk (``store.bulk``). Questions are embedded by the real
+model. The database is kept in ``data_dir`` and reused by the next run of the same shape and size.
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ from engram.bench.recall import _baseline
 from engram.config import Settings
 from engram.errors import EngramError
 from engram.evaluation.metrics import percentile
+from engram.model import new_id
+from engram.model.text import content_hash
 from engram.providers.base import Embedder, Vector
 from engram.providers.factory import build_embedder
 from engram.service import Engram
+from engram.store import bulk
 
 SHAPES = ("users", "one-scope")
 TENANT = {"users": "users", "one-scope": "one"}
 REAL_VECTORS = 100_000
 CHUNK = 1000
+BULK = 10_000
 # The bench measures recall, not admission: names are the facts (no PII masking), and nothing waits for a
 # reviewer.
 POLICY = {"pii": "off", "approval": "off"}
@@ -102,7 +107,7 @@ def _load(path: Path) -> np.ndarray[Any, Any] | None:
 
 async def run_shape_bench(
     shape: str, *, memories: int = 100_000, queries: int = 200, data_dir: Path | None = None,
-    settings: Settings | None = None,
+    settings: Settings | None = None, real_vectors: int = REAL_VECTORS,
 ) -> dict[str, Any]:  # fmt: skip
     if shape not in SHAPES:
         raise ValueError(f"shape must be one of {', '.join(SHAPES)}")
@@ -110,8 +115,8 @@ async def run_shape_bench(
     data_dir.mkdir(parents=True, exist_ok=True)
     base = settings or Settings()
     inner = build_embedder(base)
-    facts = make_facts(memories, real=REAL_VECTORS, queries=queries)
-    real = min(memories, REAL_VECTORS)
+    facts = make_facts(memories, real=real_vectors, queries=queries)
+    real = min(memories, real_vectors)
     model = inner.model_id.replace("/", "_")
     vectors_cache = Path(platformdirs.user_cache_dir("engram")) / f"bench-facts-v3-{model}.npy"
     vectors_cache.parent.mkdir(parents=True, exist_ok=True)
@@ -127,7 +132,7 @@ async def run_shape_bench(
             if (await engram.list(tenant=tenant, limit=1)).items:
                 raise RuntimeError(f"{data_dir} holds a partial ingestion: delete it and run again")
             started = time.perf_counter()
-            gold = await _ingest(engram, shape, facts)
+            gold = await _ingest(engram, shape, facts, book, real)
             ingest_s = time.perf_counter() - started
             await engram.index_large_tenants()  # what engram serve's maintenance does within minutes
             async with engram.db.owner() as conn:
@@ -141,16 +146,18 @@ async def run_shape_bench(
         await engram.close()
 
 
-async def _ingest(engram: Engram, shape: str, facts: Facts) -> dict[str, str]:
-    """Every fact, in chunks; returns the ids of the gold facts (by fact index)."""
+async def _ingest(engram: Engram, shape: str, facts: Facts, book: VectorBook, real: int) -> dict[str, str]:
+    """Every fact, in chunks; returns the ids of the gold facts (by fact index). The first ``real`` facts
+    (every gold one among them) go through ``remember_many``; the synthetic rest is loaded in bulk
+    (``store.bulk``: the write path runs at a few hundred to a thousand memories a second here)."""
     tenant = TENANT[shape]
     await engram.update_admission_policy(POLICY, tenant=tenant)
     wanted = {i for _, i in facts.queries}
     gold: dict[str, str] = {}
-    for start in range(0, len(facts.docs), CHUNK):
+    for start in range(0, real, CHUNK):
         items: list[dict[str, Any]] = [
             {"content": d, **({"user_id": u} if shape == "users" else {})}
-            for d, u in zip(facts.docs[start : start + CHUNK], facts.users[start : start + CHUNK], strict=True)
+            for d, u in zip(facts.docs[start : min(start + CHUNK, real)], facts.users[start:real], strict=False)
         ]
         results = await engram.remember_many(items, tenant=tenant, actor="bench")
         for offset, r in enumerate(results):
@@ -158,6 +165,15 @@ async def _ingest(engram: Engram, shape: str, facts: Facts) -> dict[str, str]:
                 raise r
             if start + offset in wanted:
                 gold[str(start + offset)] = str(r.id)
+    for start in range(real, len(facts.docs), BULK):
+        end = min(start + BULK, len(facts.docs))
+        contents = facts.docs[start:end]
+        async with engram.db.tenant(tenant) as conn:
+            await bulk.load(
+                conn, tenant, book.model_id, ids=[new_id() for _ in contents],
+                users=facts.users[start:end] if shape == "users" else [None] * len(contents), contents=contents,
+                hashes=[content_hash(c) for c in contents], vectors=book.vectors[start:end],
+            )  # fmt: skip
     return gold
 
 
