@@ -25,13 +25,9 @@ SELECT %(tenant_id)s, x.id, x.user_id, 'episodic', x.content, x.content_hash, 'u
 """
 INSERT_VECTORS: LiteralString = """
 INSERT INTO memory_embeddings (tenant_id, memory_id, model_id, content_hash, embedding)
-SELECT %(tenant_id)s, x.id, %(model_id)s, x.content_hash, x.embedding::vector
-  FROM unnest(%(ids)s::uuid[], %(hashes)s::text[], %(vectors)s::text[]) AS x(id, content_hash, embedding)
+SELECT %(tenant_id)s, x.id, %(model_id)s, x.content_hash, x.embedding
+  FROM unnest(%(ids)s::uuid[], %(hashes)s::text[], %(vectors)s::vector[]) AS x(id, content_hash, embedding)
 """
-
-
-def _vector_text(v: np.ndarray[Any, Any]) -> str:
-    return "[" + ",".join(f"{x:.6f}" for x in v.tolist()) + "]"
 
 
 async def load(
@@ -50,5 +46,5 @@ async def load(
     params = {"tenant_id": tenant_id, "ids": list(ids), "users": list(users), "contents": list(contents),
               "hashes": list(hashes)}  # fmt: skip
     await conn.execute(INSERT_MEMORIES, params)
-    texts = [_vector_text(v) for v in vectors]
-    await conn.execute(INSERT_VECTORS, {**params, "model_id": model_id, "vectors": texts})
+    rows = [np.asarray(v, dtype=np.float32) for v in vectors]  # pgvector's adapter sends them in binary
+    await conn.execute(INSERT_VECTORS, {**params, "model_id": model_id, "vectors": rows}, binary=True)
