@@ -3,12 +3,13 @@
 ``users``: one tenant, every fact owned by one of 1,000 users; each query recalls as its gold fact's user.
 ``one-scope``: one tenant holding every fact with no user; each query sees all of them.
 
-Vectors: the first ``REAL_VECTORS`` facts are embedded once with the configured model and cached beside the
-database (``vectors.npy``); facts past them get synthetic vectors (a real one, moved by noise, made unit
-length again), so that a million-memory curve measures the database, not the embedder. The real-vector
-facts (every gold fact among them) go through ``remember_many`` with an embedder that looks the vectors up
-(``VectorBook``); the synthetic rest is loaded in bulk (``store.bulk``). Questions are embedded by the real
-model. The database is kept in ``data_dir`` and reused by the next run of the same shape and size.
+Vectors: the first ``REAL_VECTORS`` facts are embedded once with the configured model and cached in the
+per-user cache directory (one file per model, shared by every shape and size); facts past them get
+synthetic vectors (a real one, moved by noise, made unit length again), so that a million-memory curve
+measures the database, not the embedder. The real-vector facts (every gold fact among them) go through
+``remember_many`` with an embedder that looks the vectors up (``VectorBook``); the synthetic rest is loaded
+in bulk (``store.bulk``). Questions are embedded by the real model. The database is kept in ``data_dir`` and
+reused by the next run of the same shape and size.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ TENANT = {"users": "users", "one-scope": "one"}
 REAL_VECTORS = 100_000
 CHUNK = 1000
 BULK = 10_000
-# The bench measures recall, not admission: names are the facts (no PII masking), and nothing waits for a
-# reviewer.
-POLICY = {"pii": "off", "approval": "off"}
+# The bench measures recall, not admission: names are the facts (no PII masking), nothing waits for a
+# reviewer, and the facts are distinct by construction, so the near-duplicate search and the injection
+# classifier would only add to the ingest time.
+POLICY: dict[str, Any] = {"pii": "off", "approval": "off", "deduplicate": [], "injection_classifier": False}
 
 
 class VectorBook:
