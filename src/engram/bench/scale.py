@@ -17,14 +17,17 @@ SIZES = (10_000, 100_000, 1_000_000)
 
 async def run_scale_bench(
     *, sizes: Sequence[int] = SIZES, shapes: Sequence[str] = ("users", "one-scope"), queries: int = 200,
-    data_dir: Path | None = None, settings: Settings | None = None,
+    data_dir: Path | None = None, settings: Settings | None = None, vectors_dir: Path | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Each shape at each size (a database per point, under ``data_dir`` when given, kept for the next run)."""
+    """Each shape at each size (a database per point, under ``data_dir`` when given, kept for the next run;
+    ``vectors_dir`` as for ``run_shape_bench``)."""
     points: list[dict[str, Any]] = []
     for shape in shapes:
         for n in sorted(sizes):
             where = data_dir / f"{shape}-{n}" if data_dir else None
-            r = await run_shape_bench(shape, memories=n, queries=queries, data_dir=where, settings=settings)
+            r = await run_shape_bench(
+                shape, memories=n, queries=queries, data_dir=where, settings=settings, vectors_dir=vectors_dir
+            )
             points.append({
                 "shape": shape, "memories": n, "recall_p50_ms": r["p50_ms"], "recall_p95_ms": r["p95_ms"],
                 "recall_p95_ms_with_embedding": r["p95_ms_with_embedding"], "hit_at_5": r["hit_at_5"],

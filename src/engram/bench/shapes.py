@@ -109,8 +109,10 @@ def _load(path: Path) -> np.ndarray[Any, Any] | None:
 
 async def run_shape_bench(
     shape: str, *, memories: int = 100_000, queries: int = 200, data_dir: Path | None = None,
-    settings: Settings | None = None, real_vectors: int = REAL_VECTORS,
+    settings: Settings | None = None, real_vectors: int = REAL_VECTORS, vectors_dir: Path | None = None,
 ) -> dict[str, Any]:  # fmt: skip
+    """One shape at one size. ``vectors_dir`` holds the real vectors' cache (default: the per-user cache
+    directory, so every shape and size shares one)."""
     if shape not in SHAPES:
         raise ValueError(f"shape must be one of {', '.join(SHAPES)}")
     data_dir = data_dir or Path(platformdirs.user_cache_dir("engram")) / f"bench-{shape}-{memories}"
@@ -120,7 +122,7 @@ async def run_shape_bench(
     facts = make_facts(memories, real=real_vectors, queries=queries)
     real = min(memories, real_vectors)
     model = inner.model_id.replace("/", "_")
-    vectors_cache = Path(platformdirs.user_cache_dir("engram")) / f"bench-facts-v3-{model}.npy"
+    vectors_cache = (vectors_dir or Path(platformdirs.user_cache_dir("engram"))) / f"bench-facts-v3-{model}.npy"
     vectors_cache.parent.mkdir(parents=True, exist_ok=True)
     book = VectorBook(inner, facts.docs, await fact_vectors(inner, facts, real, vectors_cache))
     engram = await Engram.open(
