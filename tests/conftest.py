@@ -78,8 +78,8 @@ def database_url(pg_server: EmbeddedPostgres, template_db: str) -> Iterator[str]
 
 
 @pytest.fixture
-def empty_database_url(pg_server: EmbeddedPostgres) -> Iterator[str]:
-    """A fresh database with no schema at all."""
+def empty_database_url(pg_server: EmbeddedPostgres, template_db: str) -> Iterator[str]:
+    """A fresh database with no schema at all (in the cluster whose service login ``template_db`` set up)."""
     name, url = _clone(pg_server, "template1")
     try:
         yield url

@@ -3,18 +3,17 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from psycopg import sql
 
 from engram.retrieval.config import RetrievalConfig
-from engram.retrieval.filter import Filter, filter_clause
+from engram.retrieval.filter import Filter
 from engram.retrieval.query import names
 from engram.retrieval.retrievers import dense as dense_retrievers
 from engram.retrieval.retrievers import identifiers, lexical
 from engram.retrieval.retrievers.base import Hit, Search
-from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, execute
+from engram.retrieval.retrievers.columns import execute
 from engram.store.database import Conn
 
 
@@ -42,14 +41,8 @@ async def lexical_hits(
     return await lexical.RETRIEVER.hits(await execute(conn, _given_lexemes(f.shape), params), search)
 
 
-@functools.lru_cache(maxsize=16)
 def _given_lexemes(shape: tuple[str, ...]) -> bytes:
-    parts = {"filter": filter_clause(shape), "columns": sql.SQL(CANDIDATE_COLUMNS)}
-    return (
-        sql.SQL(lexical.LEXICAL)
-        .format(terms=sql.SQL(""), lexemes=sql.SQL("%(lexemes)s::text[]"), together=sql.SQL(""), **parts)
-        .as_bytes()
-    )
+    return lexical.together_statement(shape, False, 0, 0)  # no common words: LEXICAL over given lexemes
 
 
 async def query_terms(conn: Conn, tenant_id: str, fts: str, query: str, cap: int) -> dict[str, int]:

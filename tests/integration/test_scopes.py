@@ -127,7 +127,15 @@ async def test_filters_apply_inside_the_scope_when_the_best_rows_fail_them(engra
 async def test_owners_follow_visibility_changes(engram: Engram) -> None:
     mem = await engram.remember("The blue lanyard opens the server room", user_id="u1")
     assert not (await engram.recall("blue lanyard server room", user_id="u2")).items
+
+    async def posting_owners() -> set[str | None]:
+        async with engram.db.tenant("acme") as conn:
+            cur = await conn.execute("SELECT DISTINCT scope_owner FROM search_postings WHERE memory_id = %s", [mem.id])
+            return {r["scope_owner"] for r in await cur.fetchall()}
+
+    assert await posting_owners() == {"u:u1"}
     await engram.update(mem.id, {"visibility": "tenant"}, expected_revision=mem.revision)
+    assert await posting_owners() == {None}  # the postings moved with the memory, its text unchanged
     async with engram.db.tenant("acme") as conn:
         rows = await (
             await conn.execute(
@@ -148,6 +156,17 @@ def test_scope_statements_name_neither_tenant_nor_owner() -> None:
     lex = lexical.scope_statement(f.shape, False)
     for s in (stmt, lex):
         assert b"acme" not in s and b"u:u1" not in s and b"%(owners)s" in s
+
+
+async def test_scope_lexical_reads_the_owners_postings_only(engram: Engram) -> None:
+    await seed(engram)
+    f = build_filter("acme", RecallRequest(query="teal notebook", user_id="u5"))
+    search = Search(f, preset("hybrid"), text="teal notebook", scope_lexical=True, scope_size=12, avgdl=8.0)
+    params = {**lexical.parameters(search), "query": search.text, "fts": "english", "n_docs": 12}
+    async with engram.db.tenant("acme", {"enable_seqscan": "off"}) as conn:
+        cur = await conn.execute(b"EXPLAIN " + lexical.scope_statement(f.shape, False), params)
+        plan = "\n".join(r["QUERY PLAN"] for r in await cur.fetchall())
+    assert "search_postings_scope_owned" in plan
 
 
 async def test_a_large_owner_is_read_through_its_own_index(engram: Engram) -> None:

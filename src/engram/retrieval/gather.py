@@ -159,6 +159,7 @@ class Gatherer:
                     base, identifiers=analysis.identifiers, names=analysis.names, fts=corpus.fts_config,
                     n_docs=corpus.n_docs,
                     avgdl=corpus.avgdl, rarest=not beside_dense, scope_lexical=_scope_lexical(plan, corpus, cfg),
+                    scope_size=plan.scope_size or 0,
                     # A query vector known now (given, or cached) lets these rows carry its cosines as well.
                     vector=found.vector if found.vector is not None else self._known(base, analysis, given),
                 )  # fmt: skip

@@ -24,10 +24,7 @@ from engram.store.database import Conn
 # word no memory holds cannot tell one memory from another), which recall's relevance floor asks of a
 # memory found by words alone.
 LEXICAL: LiteralString = """
-WITH {terms} post AS MATERIALIZED (
-    SELECT p.lexeme, p.memory_id, p.tf, p.dl, NULL::float8 AS df
-      FROM search_postings p
-     WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY({lexemes}){together}
+WITH {terms} post AS MATERIALIZED ({post}
 ), idf AS MATERIALIZED (
     SELECT lexeme, ln((greatest(%(n_docs)s::float8, d) - d + 0.5) / (d + 0.5) + 1) AS w
       FROM (SELECT lexeme, coalesce(max(df), count(*)) AS d FROM post GROUP BY lexeme) x
@@ -55,6 +52,11 @@ SELECT s.id, s.score, s.term_share, {columns}
  LIMIT %(limit)s
 """
 LEXICAL_WINDOW = 4  # the window is this many times the candidates wanted
+# The tenant's postings of the query's lexemes (``{lexemes}``), and of its names' common words together.
+_TENANT_POST: LiteralString = """
+    SELECT p.lexeme, p.memory_id, p.tf, p.dl, NULL::float8 AS df
+      FROM search_postings p
+     WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY({lexemes}){together}"""
 
 # The query's lexemes (the tenant's text search configuration) with their document frequencies in the
 # tenant, counted up to ``cap``: a lexeme with more postings than the budget is too common to read anyway.
@@ -142,64 +144,53 @@ def together_statement(shape: tuple[str, ...], cosines: bool, budget: int, words
     limits = {"cap": sql.Literal(budget + 1), "budget": sql.Literal(budget)}
     together = words >= 2
     joins = sql.SQL("").join(sql.SQL(_HOLDING_JOIN).format(k=sql.SQL(str(k))) for k in range(1, words))
-    inner = sql.SQL(LEXICAL).format(
-        terms=sql.SQL(_TOGETHER_TERMS if together else "").format(joins=joins, **limits),
-        lexemes=sql.SQL("%(lexemes)s::text[]"), filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS),
+    post = sql.SQL(_TENANT_POST).format(
+        lexemes=sql.SQL("%(lexemes)s::text[]"),
         together=sql.SQL(_TOGETHER_POSTINGS if together else "").format(**limits),
+    )
+    inner = sql.SQL(LEXICAL).format(
+        terms=sql.SQL(_TOGETHER_TERMS if together else "").format(joins=joins, **limits), post=post,
+        filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS),
     )  # fmt: skip
     return finish(inner, cosines)
 
 
-# BM25F over a small scope's own rows (``retrieval.scope``), read through the scope indexes, the filter
-# applied to them first: the scope is the corpus (its size, average length and document frequencies), as
-# for a user whose memories are a few hundred among a tenant's hundred thousand; the tenant's postings of a
-# common name would mostly be other users' documents. Every query lexeme is read (up to QUERY_TERM_LIMIT,
-# as in QUERY_TERMS): no postings budget is needed when the rows are few. Only the scope rows that hold a
-# query lexeme (``@@`` an OR of them) are unnested for their term frequencies.
-SCOPE: LiteralString = (
-    """
-WITH scope AS MATERIALIZED (
-    SELECT m.id, m.search_key, m.search_len FROM memories m
-     WHERE (m.scope_owner = ANY(%(owners)s) OR m.scope_owner IS NULL) AND {filter}
-), q AS MATERIALIZED (
+# BM25F over a small scope in a large tenant (``retrieval.scope``): the scope is the corpus (its size,
+# ``%(n_docs)s``, and document frequencies), as for a user whose memories are a few hundred among a tenant's
+# hundred thousand; the tenant's postings of a common name would mostly be other users' documents. The
+# scope's owned postings are read through their owner's index (migration 0015), its shared memories (few,
+# or the plan would not be this one) from their rows, those holding a query lexeme unnested. Every query
+# lexeme is read (up to QUERY_TERM_LIMIT, as in QUERY_TERMS): no postings budget is needed when the rows
+# are few. Ranked and filtered as LEXICAL ranks and filters the tenant's.
+_SCOPE_TERMS: LiteralString = (
+    """q AS MATERIALIZED (
     SELECT u.lexeme FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(query)s))) AS u(lexeme)
      ORDER BY length(u.lexeme) DESC, u.lexeme LIMIT """
     + _QUERY_TERM_LIMIT
     + """
 ), tq AS MATERIALIZED (  -- any of the query's lexemes (the type's own quoting, & turned into |)
     SELECT replace(plainto_tsquery(%(fts)s::regconfig, %(query)s)::text, ' & ', ' | ')::tsquery AS t
-), matched AS MATERIALIZED (
-    SELECT s.id, p.lexeme, p.tf, s.search_len AS dl
-      FROM scope s CROSS JOIN LATERAL engram_postings(s.search_key) p
-     WHERE s.search_key @@ (SELECT t FROM tq) AND p.lexeme IN (SELECT lexeme FROM q)
-), stats AS MATERIALIZED (
-    SELECT greatest(count(*), 1)::float8 AS n, greatest(coalesce(avg(search_len), 1), 1e-6)::float8 AS avgdl
-      FROM scope
-), idf AS MATERIALIZED (
-    SELECT lexeme, ln(((SELECT n FROM stats) - count(*) + 0.5) / (count(*) + 0.5) + 1) AS w
-      FROM matched GROUP BY lexeme
-), scored AS MATERIALIZED (
-    SELECT p.id,
-           sum(i.w * p.tf * (%(k1)s::float8 + 1)
-               / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * p.dl / (SELECT avgdl FROM stats))))
-               AS score,
-           sum(i.w) / (SELECT sum(w) FROM idf) AS term_share
-      FROM matched p JOIN idf i ON i.lexeme = p.lexeme
-     GROUP BY p.id
-     ORDER BY score DESC, p.id
-     LIMIT %(limit)s
+),"""
 )
-SELECT s.id, s.score, s.term_share, {columns}
-  FROM scored s JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = s.id
- ORDER BY s.score DESC, s.id
-"""
-)
+_SCOPE_POST: LiteralString = """
+    SELECT p.lexeme, p.memory_id, p.tf, p.dl, NULL::float8 AS df
+      FROM search_postings p
+     WHERE p.tenant_id = %(tenant_id)s AND p.scope_owner = ANY(%(owners)s) AND p.lexeme IN (SELECT lexeme FROM q)
+    UNION ALL
+    SELECT p.lexeme, m.id, p.tf, m.search_len, NULL::float8
+      FROM memories m CROSS JOIN LATERAL engram_postings(m.search_key) p
+     WHERE m.scope_owner IS NULL AND {filter} AND m.search_key @@ (SELECT t FROM tq)
+       AND p.lexeme IN (SELECT lexeme FROM q)"""
 
 
 @functools.lru_cache(maxsize=256)
 def scope_statement(shape: tuple[str, ...], cosines: bool) -> bytes:
-    """SCOPE for a filter shape."""
-    inner = sql.SQL(SCOPE).format(filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS))
+    """LEXICAL over a small scope's postings (``_SCOPE_POST``) for a filter shape."""
+    where = filter_clause(shape)
+    inner = sql.SQL(LEXICAL).format(
+        terms=sql.SQL(_SCOPE_TERMS), post=sql.SQL(_SCOPE_POST).format(filter=where), filter=where,
+        columns=sql.SQL(CANDIDATE_COLUMNS),
+    )  # fmt: skip
     return finish(inner, cosines)
 
 
@@ -209,10 +200,10 @@ def statement(shape: tuple[str, ...], cosines: bool, budget: int, rarest: bool) 
     terms = sql.SQL(_KEPT_TERMS).format(
         cap=sql.Literal(budget + 1), budget=sql.Literal(budget), rarest=sql.Literal(rarest)
     )
+    post = sql.SQL(_TENANT_POST).format(lexemes=sql.SQL("ARRAY(SELECT lexeme FROM kept)"), together=sql.SQL(""))
     inner = sql.SQL(LEXICAL).format(
-        terms=terms, lexemes=sql.SQL("ARRAY(SELECT lexeme FROM kept)"), filter=filter_clause(shape),
-        columns=sql.SQL(CANDIDATE_COLUMNS), together=sql.SQL(""),
-    )  # fmt: skip
+        terms=terms, post=post, filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS)
+    )
     return finish(inner, cosines)
 
 
@@ -240,6 +231,7 @@ class Lexical:
         cosines = cosine_params(params, search.vector, search.model_id)
         budget = search.cfg.lexical_postings_budget
         if search.scope_lexical:
+            params["n_docs"] = max(search.scope_size, 1)
             stmt = scope_statement(search.where.shape, cosines)
         elif search.n_docs >= TOGETHER_MIN_DOCS * budget:
             return await self._together(conn, search, params, cosines, budget)
