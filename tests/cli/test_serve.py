@@ -125,8 +125,12 @@ def test_acknowledged_writes_survive_a_postgres_crash(data_dir: Path, workdir: P
     """Kill -9 both serve and its PostgreSQL: a 201 means committed, so crash recovery brings it all back."""
     first = serve(data_dir)
     key = create_key(data_dir, workdir, "acme")
+    state = {"goal": "Refund INV-7", "completed_steps": ["read invoice"], "tool_results": {"inv": {"value": [1, 2]}}}
     with first.client(key) as client:
         written = _write_many(client)
+        put = client.put("/v1/workflows/wf-crash/state", json=state)
+        assert put.status_code == 201, put.text
+        acknowledged = put.json()
     pg = postmaster_pid(data_dir)
     assert pg is not None
     first.signal(signal.SIGKILL)
@@ -140,6 +144,7 @@ def test_acknowledged_writes_survive_a_postgres_crash(data_dir: Path, workdir: P
     assert postmaster_pid(data_dir) not in (None, pg)
     with second.client(key) as client:
         _assert_all_readable(client, written)
+        assert client.get("/v1/workflows/wf-crash/state").json() == acknowledged  # the workflow resumes exactly
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from engram import __version__
-from engram.api import admin_routes, approval_routes, errors, extract_routes, routes
+from engram.api import admin_routes, approval_routes, errors, extract_routes, routes, workflow_routes
 from engram.api.guard import RequestGuard
 from engram.config import Settings
 from engram.service import Engram
@@ -60,5 +60,6 @@ def create_app(
     app.include_router(admin_routes.router)
     app.include_router(approval_routes.router)
     app.include_router(extract_routes.router)
+    app.include_router(workflow_routes.router)
     app.add_middleware(RequestGuard, max_body_bytes=max_body_bytes or settings.max_body_bytes)
     return app

@@ -126,7 +126,11 @@ async def run_shape_bench(
     vectors_cache.parent.mkdir(parents=True, exist_ok=True)
     book = VectorBook(inner, facts.docs, await fact_vectors(inner, facts, real, vectors_cache))
     engram = await Engram.open(
-        base.model_copy(update={"data_dir": data_dir, "database_url": None, "embedding_timeout": 600.0}), embedder=book
+        # A loader's statements (10,000 rows into a growing graph) outlast a service's time limit.
+        base.model_copy(
+            update={"data_dir": data_dir, "database_url": None, "embedding_timeout": 600.0, "statement_timeout": 600.0}
+        ),
+        embedder=book,
     )
     tenant = TENANT[shape]
     try:

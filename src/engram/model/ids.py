@@ -24,6 +24,19 @@ def check_tenant(tenant_id: str) -> str:
     return tenant_id
 
 
+def check_scope_id(value: str, field: str) -> str:
+    """A user, agent, workflow or session id given outside a body (in a path): 1-256 characters, no control
+    characters, no surrounding whitespace (as ``memory.ScopeId``)."""
+    bad = not 1 <= len(value) <= 256 or value != value.strip()
+    if bad or any(ord(c) < 32 or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF for c in value):
+        raise ValidationError(
+            f"{field} {value[:300]!r} is not valid: use 1-256 characters without control characters or surrounding "
+            "whitespace",
+            field=field,
+        )
+    return value
+
+
 def parse_uuid(value: uuid.UUID | str, *, field: str = "id", what: str = "memory id") -> uuid.UUID:
     if isinstance(value, uuid.UUID):
         return value

@@ -8,6 +8,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
@@ -83,6 +84,9 @@ class Core:
         self.policies: Recent[str, AdmissionPolicy] = Recent()
         self.vault_used: Recent[str, bool] = Recent()  # whether a tenant's vault holds values
         self._background: set[asyncio.Task[Any]] = set()
+        # The time lifecycle rules read (workflow freshness, decay, expiry): replaceable, so tests can move a
+        # day ahead without waiting for it.
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     # --- lifecycle -------------------------------------------------------------------------------------
 

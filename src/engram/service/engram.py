@@ -31,12 +31,13 @@ from engram.service.core import _uuid
 from engram.service.extraction import Extractions
 from engram.service.reads import Reads
 from engram.service.rescan import Rescans
+from engram.service.workflows import Workflows
 from engram.service.writes import EmbedMode, MemoryLike, remember_many
 from engram.store import memories as q
 from engram.store import relations
 
 
-class Engram(Reads, Administration, Admissions, Approvals, Rescans, Extractions):
+class Engram(Reads, Administration, Admissions, Approvals, Rescans, Extractions, Workflows):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 
     async def remember(
