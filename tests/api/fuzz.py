@@ -259,6 +259,8 @@ ID_TOKENS: dict[str, list[str]] = {
     "memory_id": MEMORY_TOKENS,
     "receipt_id": ["generated", "receipt", "receipt", "foreign_receipt"],
     "key_id": ["generated", "spare", "spare", "own", "foreign_key"],
+    "workflow_id": ["generated", "workflow", "workflow"],
+    "action_id": ["generated", "action", "dead_action", "foreign_action"],
 }
 # Values that pass the checks a schema cannot express, so that generated requests also succeed.
 GOOD_VALUES: dict[str, dict[tuple[Any, ...], list[Any]]] = {
@@ -267,8 +269,12 @@ GOOD_VALUES: dict[str, dict[tuple[Any, ...], list[Any]]] = {
     "PATCH /v1/memories/{memory_id}": {("content",): ["Deploy on Wednesdays"]},
     "POST /v1/recall": {("query",): ["deploy window", "how does the customer want the report"], ("user_id",): ["u1"]},
     "POST /v1/relations": {("type",): ["related", "supports"]},
+    "POST /v1/actions": {("url",): ["http://127.0.0.1:9/hook"], ("handler",): ["webhook"]},
 }
-CLEAN_TOKENS = {"memory_id": ["fresh", "shared"], "receipt_id": ["receipt"], "key_id": ["spare"]}
+CLEAN_TOKENS = {
+    "memory_id": ["fresh", "shared"], "receipt_id": ["receipt"], "key_id": ["spare"], "workflow_id": ["workflow"],
+    "action_id": ["action"],
+}  # fmt: skip
 ACTING = [None, None, {"user_id": "u1"}, {"user_id": "u1"}, {"user_id": "u1", "agent_id": "a1"}, {"user_id": "u2"}]
 
 
@@ -353,7 +359,7 @@ def _operation(api: Any) -> Operation:
 OPERATIONS: dict[str, Operation] = {
     op.label: op for op in (_operation(result.ok()) for result in SCHEMA.get_all_operations())
 }
-BODY_OPERATIONS = [label for label, op in OPERATIONS.items() if op.method in ("POST", "PATCH")]
+BODY_OPERATIONS = [label for label, op in OPERATIONS.items() if op.method in ("POST", "PATCH", "PUT")]
 
 
 # --- plans: a generated request before its ids and caller are resolved ----------------------------------------
@@ -485,6 +491,8 @@ def plan(op: Operation, mode: str, case: Any, rnd: random.Random, memories: list
     clean_tokens = {**CLEAN_TOKENS, "memory_id": ["fresh"]} if op.method != "GET" else CLEAN_TOKENS  # known revision
     if op.path.startswith("/v1/approvals/"):
         clean_tokens = {**CLEAN_TOKENS, "memory_id": ["held"]}  # what awaits a decision
+    if op.path.endswith("/retry"):
+        clean_tokens = {**CLEAN_TOKENS, "action_id": ["dead_action"]}  # only a dead action is sent again
     path_tokens = {
         name: rnd.choice(clean_tokens.get(name, ["generated"]) if clean else ID_TOKENS.get(name, ["generated"]))
         for name in op.path_params

@@ -25,6 +25,7 @@ from schemathesis.core import NOT_SET
 from engram import Engram
 from engram.api import create_app
 from engram.config import Settings
+from engram.outbox.dispatcher import Dispatcher
 from tests.api import fuzz
 from tests.api.fuzz import OPERATIONS, Failures, Plan, Request, ServerErrors
 
@@ -66,6 +67,18 @@ class World:
         foreign_recall = await self.engram.recall("another tenant", tenant=GLOBEX, user_id="u1")
         self.ids["foreign_receipt"] = str(foreign_recall.receipt_id)
         self.ids["foreign_key"] = str((await self.engram.create_key({"role": "agent"}, tenant=GLOBEX)).id)
+        await self.engram.put_workflow_state("wf-fuzz", {"goal": "Ship the weekly report"}, tenant=ACME)
+        self.ids["workflow"] = "wf-fuzz"
+        for token, tenant in (("action", ACME), ("foreign_action", GLOBEX)):
+            act = {"idempotency_key": f"fuzz-{token}", "url": "http://127.0.0.1:9/hook", "payload": {"a": 1}}
+            self.ids[token] = str((await self.engram.act(act, tenant=tenant)).action.id)
+
+    async def dead_action(self) -> str:
+        """A new action, dead after its one attempt (nothing listens on the discard port)."""
+        act = {"idempotency_key": f"fuzz-dead-{next(self.counter)}", "url": "http://127.0.0.1:9/", "max_attempts": 1}
+        made = await self.engram.act(act, tenant=ACME)
+        await Dispatcher(self.engram).run_once()
+        return str(made.action.id)
 
     async def memory(self, token: str) -> str:
         """The id of a memory in the state the token names (a new one unless it is shared or foreign)."""
@@ -98,7 +111,9 @@ class World:
             if token != "generated":
                 if name == "memory_id":
                     value = await self.memory(token)
-                elif token in ("receipt", "foreign_receipt", "foreign_key"):
+                elif token == "dead_action":
+                    value = await self.dead_action()
+                elif token in ("receipt", "foreign_receipt", "foreign_key", "workflow", "action", "foreign_action"):
                     value = self.ids[token]
                 elif token == "spare":
                     value = str((await self.engram.create_key({"role": "agent", "name": "spare"}, tenant=ACME)).id)
@@ -243,6 +258,9 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
         "POST /v1/vault:rotate": {},
         "POST /v1/approvals/{memory_id}:approve": {"note": "checked"},
         "POST /v1/approvals/{memory_id}:reject": {"note": "wrong"},
+        "POST /v1/actions": {"idempotency_key": "raw-body", "url": "http://127.0.0.1:9/", "payload": {"a": "b"}},
+        "POST /v1/actions/{action_id}/retry": {},
+        "PUT /v1/workflows/{workflow_id}/state": {"goal": "Raw body goal", "notes": {"a": "b"}},
     }[label]
 
 
@@ -274,6 +292,7 @@ _NUMBERS = {
     "PATCH /v1/memories/{memory_id}": ("confidence", "importance"),
     "POST /v1/recall": ("max_items", "max_tokens"),
     "POST /v1/relations": ("weight",),
+    "POST /v1/actions": ("max_attempts",),
 }
 
 
@@ -346,7 +365,8 @@ async def test_raw_bodies_get_no_5xx_and_json_errors(world: World, label: str) -
     for name, content, content_type in cases:
         state = "archived" if label.endswith("/unarchive") else "held" if "/v1/approvals/" in label else "fresh"
         target = await world.memory(state)
-        path = op.path.replace("{memory_id}", target)
+        path = op.path.replace("{memory_id}", target).replace("{action_id}", await world.dead_action())
+        path = path.replace("{workflow_id}", f"wf-raw-{next(world.counter)}")  # a new workflow: no If-Match
         headers = [(b"Authorization", f"Bearer {world.keys['admin']}".encode())]
         if op.method == "PATCH" and "{memory_id}" in op.path:
             headers.append((b"If-Match", b"1"))
@@ -373,6 +393,7 @@ async def test_unrouted_methods_and_paths_get_json_errors(world: World) -> None:
     mid = world.ids["shared"]
     for path in fuzz.SPEC["paths"]:
         concrete = path.replace("{memory_id}", mid).replace("{receipt_id}", mid).replace("{key_id}", mid)
+        concrete = concrete.replace("{action_id}", mid).replace("{workflow_id}", "wf-fuzz")
         served = {m.upper() for m in fuzz.SPEC["paths"][path]}
         for method in set(fuzz.METHODS) - served:
             request = Request(method, concrete, [auth], None, "admin key")

@@ -8,11 +8,19 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from engram import __version__
-from engram.api import admin_routes, approval_routes, errors, extract_routes, routes, workflow_routes
+from engram.api import (
+    action_routes,
+    admin_routes,
+    approval_routes,
+    errors,
+    extract_routes,
+    routes,
+    workflow_routes,
+)
 from engram.api.guard import RequestGuard
 from engram.config import Settings
 from engram.service import Engram
-from engram.workers.enrichment import EnrichmentWorker
+from engram.workers.jobs import background_jobs
 
 
 def create_app(
@@ -24,8 +32,9 @@ def create_app(
     max_body_bytes: int | None = None,
 ) -> FastAPI:
     """Build the app. Given an open ``engram`` it uses it (and leaves closing it to the caller);
-    otherwise it opens one from ``settings`` on start-up and closes it on shutdown. The enrichment
-    worker runs inside the app until a separate ``engram worker`` process exists."""
+    otherwise it opens one from ``settings`` on start-up and closes it on shutdown. With ``run_worker`` the
+    background jobs (enrichment, the outbox) run inside the app; ``engram serve --no-jobs`` leaves them to
+    ``engram worker`` processes."""
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -35,13 +44,13 @@ def create_app(
         app.state.engram = eng
         if own:  # a server: the first write should not wait for models to load
             await eng.warm()
-        worker = EnrichmentWorker(eng, interval=enrichment_interval) if run_worker else None
-        if worker:
+        workers = background_jobs(eng, enrichment_interval=enrichment_interval) if run_worker else []
+        for worker in workers:
             worker.start()
         try:
             yield
         finally:
-            if worker:
+            for worker in workers:
                 await worker.stop()
             if own:
                 await eng.close()
@@ -61,5 +70,6 @@ def create_app(
     app.include_router(approval_routes.router)
     app.include_router(extract_routes.router)
     app.include_router(workflow_routes.router)
+    app.include_router(action_routes.router)
     app.add_middleware(RequestGuard, max_body_bytes=max_body_bytes or settings.max_body_bytes)
     return app

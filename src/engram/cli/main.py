@@ -16,6 +16,7 @@ from engram import errors as e
 from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for
 from engram.cli.policy import policy_app
 from engram.cli.vault import vault_app
+from engram.cli.worker import worker
 from engram.config import Settings
 
 T = TypeVar("T")
@@ -36,6 +37,7 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
 app.add_typer(policy_app, name="policy")
 app.add_typer(vault_app, name="vault")
+app.command()(worker)
 
 
 def _setup_logging(level: str) -> None:
@@ -52,14 +54,19 @@ def serve(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Interface to bind (env ENGRAM_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (env ENGRAM_PORT).")] = None,
+    jobs: Annotated[
+        bool,
+        typer.Option("--jobs/--no-jobs", help="Run the background jobs here too (--no-jobs: `engram worker` does)."),
+    ] = True,
 ) -> None:
-    """Run the REST API (and the enrichment worker) on the embedded or external PostgreSQL."""
+    """Run the REST API (and the background jobs: enrichment, the outbox) on the embedded or external
+    PostgreSQL."""
     settings = settings_for(data_dir, host=host, port=port)
     _setup_logging(settings.log_level)
-    run(_serve(settings))
+    run(_serve(settings, jobs=jobs))
 
 
-async def _serve(settings: Settings) -> None:
+async def _serve(settings: Settings, *, jobs: bool = True) -> None:
     import uvicorn
 
     from engram.api import create_app
@@ -77,7 +84,7 @@ async def _serve(settings: Settings) -> None:
         sock.close()
         raise
     try:
-        app = create_app(engram, settings, enrichment_interval=settings.enrichment_interval)
+        app = create_app(engram, settings, run_worker=jobs, enrichment_interval=settings.enrichment_interval)
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
         server = Server(config)
         url = f"http://{settings.host}:{settings.port}"
@@ -512,3 +519,7 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -23,6 +23,7 @@ from engram.model.access import Action, Principal
 from engram.model.recall import Relation, RelationInput
 from engram.model.validation import parse
 from engram.service import changes
+from engram.service.actions import Actions
 from engram.service.admin import Administration
 from engram.service.admission import Admissions
 from engram.service.approvals import Approvals
@@ -37,7 +38,7 @@ from engram.store import memories as q
 from engram.store import relations
 
 
-class Engram(Reads, Administration, Admissions, Approvals, Rescans, Extractions, Workflows):
+class Engram(Actions, Reads, Administration, Admissions, Approvals, Rescans, Extractions, Workflows):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 
     async def remember(

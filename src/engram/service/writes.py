@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from engram.errors import EngramError, ProviderError, StoreUnavailable, Throttled, ValidationError
@@ -29,11 +29,14 @@ _log = logging.getLogger(__name__)
 EmbedMode = Literal["sync", "deferred"]
 MemoryLike = MemoryInput | Mapping[str, Any]
 MAX_BATCH = 1000
+# Run inside the write's transaction, after the memories are written (an action of the outbox is written
+# so): what it raises undoes the write.
+AfterWrite = Callable[[Conn, list[q.Outcome]], Awaitable[None]]
 
 
 async def remember_many(
     engram: Core, who: Principal, items: Sequence[MemoryLike], embed: EmbedMode, *, batch: bool,
-    admission: bool = True,
+    admission: bool = True, after: AfterWrite | None = None,
 ) -> list[WriteResult | EngramError]:  # fmt: skip
     """Each item succeeds or fails on its own. In a batch (``batch``) an item's error names its field as
     ``items[i].field``, whichever layer found it. ``admission`` False skips the tenant's policy: only
@@ -67,7 +70,7 @@ async def remember_many(
             admitted, refused = screen_vectors(policy, admitted, vectors, model_id)
             for index, error in refused.items():
                 results[index] = in_item(error, index) if batch else error
-        outcomes = await _store(engram, who, admitted, vectors, defer_reason, policy)
+        outcomes = await _store(engram, who, admitted, vectors, defer_reason, policy, after)
         by_index = {a.index: a for a in admitted}
         for out in outcomes:
             result = result_of(out, vectors, by_index[out.index].admission)
@@ -84,13 +87,15 @@ async def _store(
     vectors: Mapping[str, Vector],
     defer_reason: str,
     policy: AdmissionPolicy | None,
+    after: AfterWrite | None = None,
 ) -> list[q.Outcome]:
     """Write the admitted items in one transaction; when one fails in the database, each in its own, so that
-    one bad item does not sink the batch."""
+    one bad item does not sink the batch (``after`` is for single writes)."""
     if not admitted:
         return []
     if len(admitted) == 1:
-        return [await write_one(engram, who, admitted[0], vectors, defer_reason, policy)]
+        return [await write_one(engram, who, admitted[0], vectors, defer_reason, policy, after)]
+    assert after is None, "after= is for one item"
     try:
         return await write(engram, who, admitted, vectors, defer_reason, policy)
     except (StoreUnavailable, Throttled):
@@ -124,10 +129,10 @@ def in_item(result: WriteResult | EngramError, index: int) -> WriteResult | Engr
 
 async def write_one(
     engram: Core, who: Principal, one: Admitted, vectors: Mapping[str, Vector], reason: str,
-    policy: AdmissionPolicy | None,
+    policy: AdmissionPolicy | None, after: AfterWrite | None = None,
 ) -> q.Outcome:  # fmt: skip
     try:
-        return (await write(engram, who, [one], vectors, reason, policy))[0]
+        return (await write(engram, who, [one], vectors, reason, policy, after))[0]
     except (StoreUnavailable, Throttled):
         raise
     except EngramError as exc:
@@ -198,6 +203,7 @@ async def write(
     vectors: Mapping[str, Vector],
     defer_reason: str,
     policy: AdmissionPolicy | None,
+    after: AfterWrite | None = None,
 ) -> list[q.Outcome]:
     tenant_id = who.tenant_id
     journal = q.Journal()
@@ -244,6 +250,8 @@ async def write(
             engram, conn, tenant_id, [by_index[o.index].session_id for o in in_session], [o.id for o in in_session]
         )
         await journal.flush(conn, tenant_id, who.actor)
+        if after is not None:
+            await after(conn, outcomes)
     if any(o.created and o.content_hash not in vectors for o in outcomes):
         engram.work_pending.set()
     return outcomes
