@@ -6,13 +6,14 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram.api.auth import get_engram, principal
 from engram.api.guard import known_query
 from engram.model.access import ApiKey, KeyInput, NewKey, Principal
 from engram.model.admission import AdmissionPolicy, AdmissionPolicyPatch
+from engram.model.forget import DeletionCertificate
 from engram.model.tenant import TenantPatch, TenantSettings
 from engram.service import Engram
 from engram.service.rescan import RescanReport
@@ -91,3 +92,14 @@ async def rotate_vault(engram: EngramDep, caller: Caller) -> VaultRotation:
     """Seal the tenant's PII vault values again under the current key (the first of ENGRAM_VAULT_KEYS), so
     that older keys can leave the configuration (admin)."""
     return VaultRotation(resealed=await engram.rotate_vault(principal=caller))
+
+
+@router.post("/v1/subjects/{user_id}:forget", response_model=DeletionCertificate, tags=["lifecycle"])
+async def forget_subject(
+    user_id: Annotated[str, Path(min_length=1, max_length=256, description="The user to forget")],
+    engram: EngramDep,
+    caller: Caller,
+) -> DeletionCertificate:
+    """Remove everything this tenant holds of a user (admin, unbound key) and answer with a deletion
+    certificate: rows removed per table, the memories, and a digest that the audit tombstone repeats."""
+    return await engram.forget_subject(user_id, principal=caller)

@@ -14,6 +14,7 @@ import typer
 
 from engram import errors as e
 from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for
+from engram.cli.forget import forget
 from engram.cli.policy import policy_app
 from engram.cli.vault import vault_app
 from engram.cli.worker import worker
@@ -38,6 +39,7 @@ app.add_typer(bench_app, name="bench")
 app.add_typer(policy_app, name="policy")
 app.add_typer(vault_app, name="vault")
 app.command()(worker)
+app.command()(forget)
 
 
 def _setup_logging(level: str) -> None:

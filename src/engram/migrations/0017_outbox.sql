@@ -36,7 +36,8 @@ CREATE POLICY tenant_isolation ON outbox_actions
 -- statement reads ids and times only; payloads are read under each tenant's policy.
 CREATE POLICY job_queue ON outbox_actions
     USING (current_setting('engram.job_queue', true) = 'lease');
-GRANT SELECT, INSERT, UPDATE ON outbox_actions TO engram_app;
+-- DELETE: forgetting a subject removes their actions (SPEC 6.5).
+GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_actions TO engram_app;
 CREATE INDEX outbox_actions_due ON outbox_actions (next_attempt_at) WHERE status = 'pending';
 CREATE INDEX outbox_actions_status ON outbox_actions (tenant_id, status, created_at);
 

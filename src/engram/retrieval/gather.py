@@ -92,6 +92,13 @@ class QueryVectors:
             self._vectors.popitem(last=False)
         return vector
 
+    def forget(self, tenant_id: str) -> int:
+        """Drop the tenant's cached query vectors (their keys are query texts); returns how many."""
+        mine = [k for k in self._vectors if k[0] == tenant_id]
+        for key in mine:
+            del self._vectors[key]
+        return len(mine)
+
     def clear(self) -> None:
         self._vectors.clear()
 

@@ -30,6 +30,7 @@ from engram.service.approvals import Approvals
 from engram.service.changes import sees
 from engram.service.core import _uuid
 from engram.service.extraction import Extractions
+from engram.service.forget import Forgetting
 from engram.service.reads import Reads
 from engram.service.rescan import Rescans
 from engram.service.workflows import Workflows
@@ -38,7 +39,7 @@ from engram.store import memories as q
 from engram.store import relations
 
 
-class Engram(Actions, Reads, Administration, Admissions, Approvals, Rescans, Extractions, Workflows):
+class Engram(Actions, Reads, Administration, Admissions, Approvals, Rescans, Extractions, Workflows, Forgetting):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 
     async def remember(
