@@ -28,7 +28,7 @@ async def scan(engram: Engram, needles: list[str]) -> dict[str, int]:
             for needle in needles:
                 row = await (
                     await conn.execute(
-                        f'SELECT count(*) AS n FROM "{name}" x WHERE strpos(lower(x::text), lower(%s)) > 0',  # noqa: S608
+                        f'SELECT count(*) AS n FROM "{name}" x WHERE strpos(lower(x::text), lower(%s)) > 0',
                         [needle],
                     )
                 ).fetchone()
@@ -50,7 +50,7 @@ async def test_forget_leaves_no_row_holding_the_subject(engram: Engram) -> None:
     await engram.relate({"src_id": str(other.id), "dst_id": str(b.id), "type": "related"})
     await engram.recall("kiwifruitx allergy", user_id=SUBJECT)
     await engram.recall("shipping contract", user_id="other-user")  # sees b (tenant-wide)
-    await engram.put_workflow_state("wf-subj", {"goal": "Renew Zebulonia's card"}, )
+    await engram.put_workflow_state("wf-subj", {"goal": "Renew Zebulonia's card"})
     await engram.put_workflow_state("wf-subj-2", {"goal": "Ship Zebulonia's order", "user_id": SUBJECT})
     with receiver() as hook:
         await engram.act({"idempotency_key": "zeb-1", "url": hook.url, "payload": {"who": "Zebulonia"},
@@ -60,7 +60,12 @@ async def test_forget_leaves_no_row_holding_the_subject(engram: Engram) -> None:
     await engram.retriever.receipts.settle()
     before = await scan(engram, [SUBJECT, *SECRET_WORDS])
     assert {k.split(":")[0] for k in before} >= {
-        "memories", "memory_revisions", "recall_receipts", "workflow_states", "outbox_actions", "api_keys",
+        "memories",
+        "memory_revisions",
+        "recall_receipts",
+        "workflow_states",
+        "outbox_actions",
+        "api_keys",
     }, before
     assert "audit_events" in {k.split(":")[0] for k in await scan(engram, [str(a.id)])}
 
