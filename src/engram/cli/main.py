@@ -301,6 +301,32 @@ def eval_locomo(
               columns=("recall@1", "recall@5", "recall@10", "recall@20", "mrr", "ndcg@10"))  # fmt: skip
 
 
+@eval_app.command("summarise")
+def eval_summarise(
+    preset: Annotated[str, typer.Option(help="Recall preset, the same for raw turns and summaries.")] = "hybrid",
+    data: Annotated[Path | None, typer.Option(help="Path to locomo10.json.")] = None,
+    as_json: AsJson = False,
+    data_dir: EvalDataDir = None,
+    limit: Limit = None,
+) -> None:
+    """LoCoMo recall@10 over the extractive summariser's memories against raw turns, and their size."""
+    from engram.evaluation import locomo, summarise
+    from engram.evaluation.runner import default_data, engram_for_eval
+
+    dataset = locomo.load(data or default_data("locomo/locomo10.json"))
+
+    async def go() -> dict[str, Any]:
+        async with engram_for_eval(data_dir, settings_for(None)) as engram:
+            return await summarise.evaluate(engram, dataset, preset, limit=limit)
+
+    result = run(go())
+    if as_json:
+        print(json.dumps(result))
+        return
+    for key in ("recall@10_summaries", "recall@10_raw", "recall@10_ratio", "char_ratio", "turns", "summaries"):
+        out.print(f"{key}: {result.get(key)}", highlight=False)
+
+
 @eval_app.command("longmemeval")
 def eval_longmemeval(
     preset: Preset = None,
