@@ -39,10 +39,16 @@ _CUES = re.compile(
     r"today|week|month|year)\b",
     re.I,
 )
+# What SPEC 6.2 names outright (a preference, a decision, a failure) weighs as much as a name.
+_STRONG = re.compile(
+    r"\b(?:prefer\w*|favou?rite|hat(?:e|es|ed)|decid\w+|decision|chose|fail\w*|broke|broken|error|crash\w*|"
+    r"didn't work|doesn't work|allerg\w+|always|never)\b",
+    re.I,
+)
 _NAMED = re.compile(r"(?<!^)(?<![.!?] )\b[A-Z][a-z]+|\b\d+\b")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|we|we're|our|us)\b")
-MIN_WEIGHT = 2  # cues count 1, names, numbers and a first person 2
-MAX_SENTENCES = 2
+MIN_WEIGHT = 2  # cues count 1, strong cues 2, names, numbers and a first person 2
+MAX_SENTENCES = 1  # a turn keeps its heaviest statement (chosen on LongMemEval subset60: all evidence turns kept)
 
 
 # Words and phrases that carry nothing a memory needs (hedges, intensifiers, discourse markers, emphasis).
@@ -59,6 +65,7 @@ def tighten(text: str) -> str:
     """The text without hedges, repeated punctuation and emoji; photo captions shortened."""
     text = _PHOTO.sub("[photo: ", text)
     text = _EMPHASIS.sub(lambda m: m.group(1) or "", _HEDGES.sub("", text))
+    text = re.sub(r",\s*(?=[.!?]|$)", "", text)  # a comma left before the end by a dropped hedge
     return re.sub(r"\s{2,}", " ", text).strip()
 
 
@@ -87,7 +94,8 @@ def salient(sentence: str) -> tuple[int, str] | None:
         return None
     if s.endswith("?") and not _FIRST_PERSON.search(s):
         return None  # a question about the other person says nothing about anyone yet
-    weight = len(_CUES.findall(s)) + 2 * len(_NAMED.findall(s)) + (2 if _FIRST_PERSON.search(s) else 0)
+    weight = len(_CUES.findall(s)) + len(_STRONG.findall(s)) + 2 * len(_NAMED.findall(s))
+    weight += 2 if _FIRST_PERSON.search(s) else 0
     if weight < MIN_WEIGHT:
         return None
     return weight, s[0].upper() + s[1:]
