@@ -76,6 +76,19 @@ class Settings(BaseSettings):
         "12,000 characters.",
     )
     enrichment_interval: float = Field(default=1.0, gt=0, description="Seconds between enrichment polls.")
+    redis_url: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("REDIS_URL", "ENGRAM_REDIS_URL"),
+        description="Redis for the conversation buffer (redis://host:6379/0); unset: the buffer is in PostgreSQL.",
+    )
+    buffer_turns: int = Field(
+        default=10, ge=1, le=1000, description="Turns a session's buffer holds before they are condensed into memories."
+    )
+    buffer_raw: Literal["archive", "drop"] = Field(
+        default="archive",
+        description="What becomes of condensed turns: archive (kept as archived memories the summaries derive "
+        "from) or drop.",
+    )
     log_level: str = "INFO"
     vault_keys: SecretStr | None = Field(
         default=None,

@@ -47,3 +47,18 @@ async def test_locomo_harness_end_to_end(engram: Engram) -> None:
     turn = next(m for m in page.items if m.external_id == "D1:3")
     assert turn.content == "Ana: Miso is a lovely name. [photo: a grey cat]"
     assert turn.metadata["speaker"] == "Ana" and turn.session_id == "session_1"
+
+
+async def test_summarise_harness_end_to_end(engram: Engram) -> None:
+    from engram.evaluation import summarise
+
+    result = await summarise.evaluate(engram, [SAMPLE], "hybrid")
+    assert result["questions"] == 3 and result["recall@10_raw"] == 1.0
+    assert result["recall@10_summaries"] == 1.0  # every evidence turn kept a statement, found again
+    assert result["turns"] == 5 and 0 < result["summaries"] < 5  # "Congratulations ..." and the like go
+    assert 0 < result["char_ratio"] < 1
+    page = await engram.list(tenant="locomo-sum-conv-test", limit=50, status="archived")
+    assert len(page.items) == 5  # the raw turns stay, archived
+    summaries = await engram.list(tenant="locomo-sum-conv-test", limit=50, status="active")
+    for s in summaries.items:
+        assert s.subtype == "summary" and s.metadata["derived_from"].startswith("D")

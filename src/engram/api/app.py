@@ -15,6 +15,7 @@ from engram.api import (
     errors,
     extract_routes,
     routes,
+    session_routes,
     workflow_routes,
 )
 from engram.api.guard import RequestGuard
@@ -71,5 +72,6 @@ def create_app(
     app.include_router(extract_routes.router)
     app.include_router(workflow_routes.router)
     app.include_router(action_routes.router)
+    app.include_router(session_routes.router)
     app.add_middleware(RequestGuard, max_body_bytes=max_body_bytes or settings.max_body_bytes)
     return app

@@ -47,6 +47,7 @@ _STRONG = re.compile(
 )
 _NAMED = re.compile(r"(?<!^)(?<![.!?] )\b[A-Z][a-z]+|\b\d+\b")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|we|we're|our|us)\b")
+_OWN = re.compile(r"\b(?:my|our|I'm|I've|I'd|we're|we've)\b", re.I)
 MIN_WEIGHT = 2  # cues count 1, strong cues 2, names, numbers and a first person 2
 MAX_SENTENCES = 1  # a turn keeps its heaviest statement (chosen on LongMemEval subset60: all evidence turns kept)
 
@@ -92,8 +93,8 @@ def salient(sentence: str) -> tuple[int, str] | None:
     s = _LEADING.sub("", sentence.strip()).strip()
     if not s or _FILLER.match(s) or len(s.split()) < 3:
         return None
-    if s.endswith("?") and not _FIRST_PERSON.search(s):
-        return None  # a question about the other person says nothing about anyone yet
+    if s.endswith("?") and not (_OWN.search(s) or _NAMED.search(s)):
+        return None  # a question ("How can I help?") says nothing about anyone yet, unless it tells something
     weight = len(_CUES.findall(s)) + len(_STRONG.findall(s)) + 2 * len(_NAMED.findall(s))
     weight += 2 if _FIRST_PERSON.search(s) else 0
     if weight < MIN_WEIGHT:

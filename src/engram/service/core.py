@@ -149,6 +149,9 @@ class Core:
     async def close(self) -> None:
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+        buffer = getattr(self, "_buffer", None)  # the conversation buffer's client, once used
+        if buffer is not None:
+            await buffer.aclose()
         await self.retriever.drain()
         await self.db.close()
         if self.gateway is not None:

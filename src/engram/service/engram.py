@@ -28,6 +28,7 @@ from engram.service.admin import Administration
 from engram.service.admission import Admissions
 from engram.service.approvals import Approvals
 from engram.service.changes import sees
+from engram.service.conversations import Conversations
 from engram.service.core import _uuid
 from engram.service.extraction import Extractions
 from engram.service.forget import Forgetting
@@ -39,7 +40,9 @@ from engram.store import memories as q
 from engram.store import relations
 
 
-class Engram(Actions, Reads, Administration, Admissions, Approvals, Rescans, Extractions, Workflows, Forgetting):
+class Engram(
+    Actions, Reads, Administration, Admissions, Approvals, Rescans, Extractions, Workflows, Forgetting, Conversations
+):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 
     async def remember(

@@ -35,6 +35,9 @@ class Forgetting(Core):
         user_id = check_scope_id(user_id, "user_id")
         tenant_id = who.tenant_id
         removed: dict[str, int] = {}
+        buffer = getattr(self, "buffer", None)  # the conversation buffer, Redis or PostgreSQL: turns not yet condensed
+        if buffer is not None:
+            removed["buffered_turns"] = await buffer.forget_user(tenant_id, user_id)
         async with self.db.tenant(tenant_id, FORGET_TIMEOUT) as conn:
             rows = await store.subject_memories(conn, tenant_id, user_id)
             ids = [r["id"] for r in rows]
