@@ -270,6 +270,7 @@ GOOD_VALUES: dict[str, dict[tuple[Any, ...], list[Any]]] = {
     "POST /v1/recall": {("query",): ["deploy window", "how does the customer want the report"], ("user_id",): ["u1"]},
     "POST /v1/relations": {("type",): ["related", "supports"]},
     "POST /v1/actions": {("url",): ["http://127.0.0.1:9/hook"], ("handler",): ["webhook"]},
+    "POST /v1/sessions/{session_id}/turns": {("content",): ["I prefer email", "The deploy failed"]},
 }
 CLEAN_TOKENS = {
     "memory_id": ["fresh", "shared"], "receipt_id": ["receipt"], "key_id": ["spare"], "workflow_id": ["workflow"],

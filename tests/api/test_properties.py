@@ -261,6 +261,8 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
         "POST /v1/actions": {"idempotency_key": "raw-body", "url": "http://127.0.0.1:9/", "payload": {"a": "b"}},
         "POST /v1/actions/{action_id}/retry": {},
         "PUT /v1/workflows/{workflow_id}/state": {"goal": "Raw body goal", "notes": {"a": "b"}},
+        "POST /v1/subjects/{user_id}:forget": {},
+        "POST /v1/sessions/{session_id}/turns": {"speaker": "user", "content": "Raw body turn about invoices"},
     }[label]
 
 
@@ -367,6 +369,7 @@ async def test_raw_bodies_get_no_5xx_and_json_errors(world: World, label: str) -
         target = await world.memory(state)
         path = op.path.replace("{memory_id}", target).replace("{action_id}", await world.dead_action())
         path = path.replace("{workflow_id}", f"wf-raw-{next(world.counter)}")  # a new workflow: no If-Match
+        path = path.replace("{user_id}", f"raw-user-{next(world.counter)}").replace("{session_id}", "raw-session")
         headers = [(b"Authorization", f"Bearer {world.keys['admin']}".encode())]
         if op.method == "PATCH" and "{memory_id}" in op.path:
             headers.append((b"If-Match", b"1"))
@@ -394,6 +397,7 @@ async def test_unrouted_methods_and_paths_get_json_errors(world: World) -> None:
     for path in fuzz.SPEC["paths"]:
         concrete = path.replace("{memory_id}", mid).replace("{receipt_id}", mid).replace("{key_id}", mid)
         concrete = concrete.replace("{action_id}", mid).replace("{workflow_id}", "wf-fuzz")
+        concrete = concrete.replace("{user_id}", "u9").replace("{session_id}", "s9")
         served = {m.upper() for m in fuzz.SPEC["paths"][path]}
         for method in set(fuzz.METHODS) - served:
             request = Request(method, concrete, [auth], None, "admin key")
