@@ -25,6 +25,7 @@ from engram.errors import EngramError
 from engram.model.access import Principal
 from engram.outbox.handlers import Dispatch, Outcome
 from engram.store import outbox as store
+from engram.workers.loop import Loop
 
 if TYPE_CHECKING:
     from engram.service.engram import Engram
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
-class Dispatcher:
+class Dispatcher(Loop):
+    task_name = "engram-outbox"
+
     def __init__(
         self,
         engram: Engram,
@@ -52,7 +55,6 @@ class Dispatcher:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.dispatched = 0
-        self._task: asyncio.Task[None] | None = None
 
     def backoff(self, attempts: int) -> float:
         """Seconds before attempt ``attempts + 1``: doubling from ``backoff_base``, at most ``backoff_max``,
@@ -162,16 +164,6 @@ class Dispatcher:
         return written.id
 
     # --- the loop ------------------------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="engram-outbox")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
     async def _loop(self) -> None:
         while True:

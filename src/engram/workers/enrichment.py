@@ -19,6 +19,7 @@ import psycopg
 from engram.errors import EngramError, ProviderError
 from engram.service.writes import refresh_sessions
 from engram.store import embeddings as emb
+from engram.workers.loop import Loop
 
 if TYPE_CHECKING:
     import uuid
@@ -94,8 +95,10 @@ async def _embed_tenant(engram: Core, tenant_id: str, ids: list[uuid.UUID]) -> i
     return len(stored)
 
 
-class EnrichmentWorker:
+class EnrichmentWorker(Loop):
     """Runs ``run_once`` in a loop inside ``engram serve`` (and ``engram worker``)."""
+
+    task_name = "engram-enrichment"
 
     def __init__(
         self, engram: Administration, *, interval: float = 1.0, batch: int = 256, maintenance_every: float = 600.0
@@ -105,18 +108,7 @@ class EnrichmentWorker:
         self.batch = batch
         self.maintenance_every = maintenance_every
         self._next_maintenance = time.monotonic() + 60.0
-        self._task: asyncio.Task[None] | None = None
         self.processed = 0
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="engram-enrichment")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
     async def _loop(self) -> None:
         while True:
