@@ -261,6 +261,7 @@ ID_TOKENS: dict[str, list[str]] = {
     "key_id": ["generated", "spare", "spare", "own", "foreign_key"],
     "workflow_id": ["generated", "workflow", "workflow"],
     "action_id": ["generated", "action", "dead_action", "foreign_action"],
+    "name": ["generated", "procedure", "procedure"],
 }
 # Values that pass the checks a schema cannot express, so that generated requests also succeed.
 GOOD_VALUES: dict[str, dict[tuple[Any, ...], list[Any]]] = {
@@ -274,7 +275,7 @@ GOOD_VALUES: dict[str, dict[tuple[Any, ...], list[Any]]] = {
 }
 CLEAN_TOKENS = {
     "memory_id": ["fresh", "shared"], "receipt_id": ["receipt"], "key_id": ["spare"], "workflow_id": ["workflow"],
-    "action_id": ["action"],
+    "action_id": ["action"], "name": ["procedure"],
 }  # fmt: skip
 ACTING = [None, None, {"user_id": "u1"}, {"user_id": "u1"}, {"user_id": "u1", "agent_id": "a1"}, {"user_id": "u2"}]
 

@@ -69,6 +69,8 @@ class World:
         self.ids["foreign_key"] = str((await self.engram.create_key({"role": "agent"}, tenant=GLOBEX)).id)
         await self.engram.put_workflow_state("wf-fuzz", {"goal": "Ship the weekly report"}, tenant=ACME)
         self.ids["workflow"] = "wf-fuzz"
+        await self.engram.put_procedure("fuzz-proc", {"steps": ["Check the invoice", "Reply"]}, tenant=ACME)
+        self.ids["procedure"] = "fuzz-proc"
         for token, tenant in (("action", ACME), ("foreign_action", GLOBEX)):
             act = {"idempotency_key": f"fuzz-{token}", "url": "http://127.0.0.1:9/hook", "payload": {"a": 1}}
             self.ids[token] = str((await self.engram.act(act, tenant=tenant)).action.id)
@@ -113,7 +115,15 @@ class World:
                     value = await self.memory(token)
                 elif token == "dead_action":
                     value = await self.dead_action()
-                elif token in ("receipt", "foreign_receipt", "foreign_key", "workflow", "action", "foreign_action"):
+                elif token in (
+                    "receipt",
+                    "foreign_receipt",
+                    "foreign_key",
+                    "workflow",
+                    "action",
+                    "foreign_action",
+                    "procedure",
+                ):
                     value = self.ids[token]
                 elif token == "spare":
                     value = str((await self.engram.create_key({"role": "agent", "name": "spare"}, tenant=ACME)).id)
@@ -263,6 +273,7 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
         "PUT /v1/workflows/{workflow_id}/state": {"goal": "Raw body goal", "notes": {"a": "b"}},
         "POST /v1/subjects/{user_id}:forget": {},
         "POST /v1/sessions/{session_id}/turns": {"speaker": "user", "content": "Raw body turn about invoices"},
+        "PUT /v1/procedures/{name}": {"description": "raw body", "steps": ["Check the invoice", "Reply"]},
     }[label]
 
 
@@ -370,6 +381,7 @@ async def test_raw_bodies_get_no_5xx_and_json_errors(world: World, label: str) -
         path = op.path.replace("{memory_id}", target).replace("{action_id}", await world.dead_action())
         path = path.replace("{workflow_id}", f"wf-raw-{next(world.counter)}")  # a new workflow: no If-Match
         path = path.replace("{user_id}", f"raw-user-{next(world.counter)}").replace("{session_id}", "raw-session")
+        path = path.replace("{name}", "raw-procedure")
         headers = [(b"Authorization", f"Bearer {world.keys['admin']}".encode())]
         if op.method == "PATCH" and "{memory_id}" in op.path:
             headers.append((b"If-Match", b"1"))
@@ -397,7 +409,7 @@ async def test_unrouted_methods_and_paths_get_json_errors(world: World) -> None:
     for path in fuzz.SPEC["paths"]:
         concrete = path.replace("{memory_id}", mid).replace("{receipt_id}", mid).replace("{key_id}", mid)
         concrete = concrete.replace("{action_id}", mid).replace("{workflow_id}", "wf-fuzz")
-        concrete = concrete.replace("{user_id}", "u9").replace("{session_id}", "s9")
+        concrete = concrete.replace("{user_id}", "u9").replace("{session_id}", "s9").replace("{name}", "p9")
         served = {m.upper() for m in fuzz.SPEC["paths"][path]}
         for method in set(fuzz.METHODS) - served:
             request = Request(method, concrete, [auth], None, "admin key")

@@ -14,6 +14,7 @@ from engram.api import (
     approval_routes,
     errors,
     extract_routes,
+    procedure_routes,
     routes,
     session_routes,
     workflow_routes,
@@ -73,5 +74,6 @@ def create_app(
     app.include_router(workflow_routes.router)
     app.include_router(action_routes.router)
     app.include_router(session_routes.router)
+    app.include_router(procedure_routes.router)
     app.add_middleware(RequestGuard, max_body_bytes=max_body_bytes or settings.max_body_bytes)
     return app

@@ -32,6 +32,7 @@ from engram.service.conversations import Conversations
 from engram.service.core import _uuid
 from engram.service.extraction import Extractions
 from engram.service.forget import Forgetting
+from engram.service.procedures import Procedures
 from engram.service.reads import Reads
 from engram.service.rescan import Rescans
 from engram.service.workflows import Workflows
@@ -41,7 +42,17 @@ from engram.store import relations
 
 
 class Engram(
-    Actions, Reads, Administration, Admissions, Approvals, Rescans, Extractions, Workflows, Forgetting, Conversations
+    Actions,
+    Procedures,
+    Reads,
+    Administration,
+    Admissions,
+    Approvals,
+    Rescans,
+    Extractions,
+    Workflows,
+    Forgetting,
+    Conversations,
 ):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 
