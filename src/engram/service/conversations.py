@@ -4,6 +4,7 @@ from the turn it comes from; the raw turns are then archived or dropped, as the 
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -22,6 +23,8 @@ from engram.service.core import Core
 from engram.service.writes import remember_many
 from engram.store import memories as q
 from engram.store import relations
+
+_log = logging.getLogger(__name__)
 
 
 class Conversations(Core):
@@ -62,7 +65,10 @@ class Conversations(Core):
         every = self._settings.buffer_turns if self._settings is not None else 10
         ack = TurnAck(session_id=session_id, buffered=waiting, condensed=[], storage=self.buffer.kind)
         if waiting >= every:
-            ack = await self._condense(who, session_id, every, ack)
+            try:
+                ack = await self._condense(who, session_id, every, ack)
+            except EngramError as exc:  # the turn is stored: the next append condenses what waits
+                _log.warning("condensing session %s of tenant %s failed: %s", session_id, who.tenant_id, exc)
         return ack
 
     async def buffered_turns(
