@@ -85,11 +85,6 @@ REVIVE: LiteralString = (
     " leased_by = NULL, finished_at = NULL WHERE tenant_id = %s AND id = %s AND status = 'dead' RETURNING " + COLUMNS
 )
 WAKE: LiteralString = "SELECT pg_notify('engram_outbox', '')"
-BACKLOG: LiteralString = """
-SELECT count(*) FILTER (WHERE status = 'pending') AS pending, count(*) FILTER (WHERE status = 'dead') AS dead,
-       extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending')) AS oldest_pending_s
-  FROM outbox_actions
-"""
 
 
 async def insert(conn: Conn, tenant_id: str, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -142,10 +137,4 @@ async def revive(conn: Conn, tenant_id: str, action_id: uuid.UUID) -> dict[str, 
     row = await (await conn.execute(REVIVE, [tenant_id, action_id])).fetchone()
     if row is not None:
         await conn.execute(WAKE)
-    return row
-
-
-async def backlog(conn: Conn) -> dict[str, Any]:
-    row = await (await conn.execute(BACKLOG)).fetchone()
-    assert row is not None
     return row

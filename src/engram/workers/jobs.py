@@ -3,24 +3,19 @@ worker`` processes, any number of them side by side (each job leases its work wi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from engram.outbox.dispatcher import Dispatcher
 from engram.workers.enrichment import EnrichmentWorker
+from engram.workers.loop import Loop
 
 if TYPE_CHECKING:
     from engram.service.engram import Engram
 
 
-class Job(Protocol):
-    def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-
 def background_jobs(
     engram: Engram, *, enrichment_interval: float = 1.0, lease_seconds: float = 60.0, batch: int = 16
-) -> list[Job]:
+) -> list[Loop]:
     """Enrichment (vectors for memories written without one, index upkeep) and the outbox."""
     return [
         EnrichmentWorker(engram, interval=enrichment_interval),
