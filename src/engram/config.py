@@ -51,7 +51,9 @@ class Settings(BaseSettings):
     extractor: Literal["rules", "llm"] = Field(
         default="rules", description="What turns text into candidate memories: rules (no model) or llm."
     )
-    llm_url: str | None = Field(default=None, description="OpenAI-compatible base URL of the extractor's LLM")
+    llm_url: str | None = Field(
+        default=None, description="OpenAI-compatible base URL of the LLM (extractor, summariser)"
+    )
     llm_model: str = "gpt-4o-mini"
     llm_api_key: SecretStr | None = None
     llm_timeout: float = Field(default=30.0, gt=0)
@@ -89,6 +91,11 @@ class Settings(BaseSettings):
         description="What becomes of condensed turns: archive (kept as archived memories the summaries derive "
         "from) or drop.",
     )
+    summariser: Literal["extractive", "llm"] = Field(
+        default="extractive",
+        description="What condenses buffered turns: extractive (deterministic, no model) or llm (the chat endpoint of "
+        "ENGRAM_LLM_URL; the extractive one stands in when it fails).",
+    )
     log_level: str = "INFO"
     vault_keys: SecretStr | None = Field(
         default=None,
@@ -110,4 +117,6 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"pool_min_size ({self.pool_min_size}) must not exceed pool_max_size ({self.pool_max_size})"
             )
+        if self.summariser == "llm" and not self.llm_url:
+            raise ValueError("ENGRAM_LLM_URL must be set when ENGRAM_SUMMARISER=llm")
         return self

@@ -4,14 +4,15 @@ a failure) are kept, shorn of filler; greetings, thanks, small talk and bare que
 candidate per turn that keeps anything, derived from that turn, so that what a memory says can always be
 traced to what was said.
 
-An LLM summariser (an OpenAI-compatible endpoint, when configured) may do better; this one needs nothing
-and gives the same answer every time.
+An LLM summariser (``lifecycle.llm_summarise``, an OpenAI-compatible endpoint, when configured) may do better;
+this one needs nothing and gives the same answer every time.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
 _LEADING = re.compile(
@@ -81,10 +82,39 @@ class Turn:
 
 @dataclass(frozen=True)
 class Condensed:
-    """A candidate memory and the turn it comes from."""
+    """A candidate memory and the turn it comes from (``ref``), with any further turns it draws on."""
 
     ref: str
     content: str
+    also: tuple[str, ...] = ()
+    key: str = ""  # what tells it from the turn's other candidates (an LLM may make several of one turn)
+
+    @property
+    def refs(self) -> tuple[str, ...]:
+        return (self.ref, *self.also)
+
+
+class Summariser(Protocol):
+    """What condenses a run of turns (of one user and agent) into candidate memories."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def condense(self, turns: list[Turn]) -> list[Condensed]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ExtractiveSummariser:
+    """The deterministic summariser of this module, behind the ``Summariser`` interface."""
+
+    name = "extractive"
+
+    async def condense(self, turns: list[Turn]) -> list[Condensed]:
+        return condense(turns)
+
+    async def aclose(self) -> None:
+        return None
 
 
 def salient(sentence: str) -> tuple[int, str] | None:

@@ -42,4 +42,5 @@ class TurnAck(BaseModel):
     turns_condensed: int = 0
     raw_chars: int = Field(0, description="Characters of the condensed turns")
     memory_chars: int = Field(0, description="Characters of the memories written from them")
+    summariser: str | None = Field(None, description="What condensed them: extractive, or llm:<model>")
     storage: str = Field(description="redis or postgresql")

@@ -9,9 +9,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from engram.errors import EngramError
+from engram.config import Settings
+from engram.errors import EngramError, ProviderError, ValidationError
 from engram.lifecycle.buffer import Buffer, PostgresBuffer, RedisBuffer
-from engram.lifecycle.summarise import Turn, condense
+from engram.lifecycle.summarise import Condensed, ExtractiveSummariser, Summariser, Turn
 from engram.model import WriteResult
 from engram.model.access import Action, Principal
 from engram.model.conversation import BufferedTurn, TurnAck, TurnInput
@@ -42,6 +43,25 @@ class Conversations(Core):
     @buffer.setter
     def buffer(self, value: Buffer) -> None:
         self._buffer = value
+
+    @property
+    def summariser(self) -> Summariser:
+        """The chat endpoint's when ``ENGRAM_SUMMARISER=llm``, else the extractive one (replaceable)."""
+        if getattr(self, "_summariser", None) is None:
+            self._summariser: Summariser | None = build_summariser(self._settings)
+        assert self._summariser is not None
+        return self._summariser
+
+    @summariser.setter
+    def summariser(self, value: Summariser) -> None:
+        self._summariser = value
+
+    async def close(self) -> None:
+        try:
+            await super().close()
+        finally:
+            if getattr(self, "_summariser", None) is not None:
+                await self.summariser.aclose()
 
     async def add_turn(
         self,
@@ -89,15 +109,18 @@ class Conversations(Core):
             archive = self._settings is None or self._settings.buffer_raw == "archive"
             raw = await self._keep_raw(who, session_id, turns) if archive else {}
             by_seq = {t.seq: t for t in turns}
+            condensed, used = await self._summarise(turns)
             candidates: list[dict[str, Any]] = [
                 {
                     "content": c.content, "kind": "episodic", "subtype": "summary", "session_id": session_id,
                     "user_id": by_seq[int(c.ref)].user_id, "agent_id": by_seq[int(c.ref)].agent_id,
-                    "valid_from": by_seq[int(c.ref)].at.isoformat(), "external_id": f"summary:{session_id}:{c.ref}",
+                    "valid_from": by_seq[int(c.ref)].at.isoformat(),
+                    "external_id": f"summary:{session_id}:{c.key or c.ref}",
                     "source": {"type": "agent_inference", "ref": f"turn:{session_id}:{c.ref}"},
-                    "metadata": {"derived_from_turn": int(c.ref)},
+                    "metadata": {"derived_from_turn": int(c.ref), "derived_from_turns": [int(r) for r in c.refs],
+                                 "summariser": used},
                 }
-                for c in condense([Turn(str(t.seq), t.speaker, t.content) for t in turns])
+                for c in condensed
             ]  # fmt: skip
             written: list[WriteResult] = []
             kept_chars = 0
@@ -108,17 +131,36 @@ class Conversations(Core):
                     continue  # refused by the policy, like any write; its turn still leaves the buffer
                 written.append(result)
                 kept_chars += len(str(cand["content"]))
-                turn_memory = raw.get(int(cand["metadata"]["derived_from_turn"]))
-                if turn_memory is not None:
-                    links.append(RelationInput(src_id=result.id, dst_id=turn_memory, type="derived_from"))
+                for seq in cand["metadata"]["derived_from_turns"]:
+                    turn_memory = raw.get(int(seq))
+                    if turn_memory is not None:
+                        links.append(RelationInput(src_id=result.id, dst_id=turn_memory, type="derived_from"))
             await self._link(who, links)
             await self.buffer.drop(who.tenant_id, session_id, [t.seq for t in turns])
         return ack.model_copy(
             update={
                 "buffered": max(0, ack.buffered - len(turns)), "condensed": written, "turns_condensed": len(turns),
                 "raw_chars": sum(len(f"{t.speaker}: {t.content}") for t in turns), "memory_chars": kept_chars,
+                "summariser": used,
             }
         )  # fmt: skip
+
+    async def _summarise(self, turns: list[BufferedTurn]) -> tuple[list[Condensed], str]:
+        """The candidates of the turns, each user's and agent's turns condensed apart (a summary never mixes
+        two people's words), and which summariser made them: when the configured one fails, the extractive
+        one does the work, so condensing never waits on a model."""
+        groups: dict[tuple[str | None, str | None], list[Turn]] = {}
+        for t in turns:
+            groups.setdefault((t.user_id, t.agent_id), []).append(Turn(str(t.seq), t.speaker, t.content))
+        chosen = self.summariser
+        try:
+            return [c for group in groups.values() for c in await chosen.condense(group)], chosen.name
+        except ProviderError as exc:
+            if isinstance(chosen, ExtractiveSummariser):
+                raise
+            _log.warning("summariser %s failed, the extractive one condenses instead: %s", chosen.name, exc)
+            fallback = ExtractiveSummariser()
+            return [c for group in groups.values() for c in await fallback.condense(group)], fallback.name
 
     async def _keep_raw(self, who: Principal, session_id: str, turns: list[BufferedTurn]) -> dict[int, uuid.UUID]:
         """The turns as archived memories (their history and links stay, recall never sees them): seq -> id."""
@@ -151,3 +193,17 @@ class Conversations(Core):
                 await relations.upsert(conn, who.tenant_id, link)
             events = [("relation.upserted", r.src_id, {"dst_id": str(r.dst_id), "type": r.type}) for r in links]
             await q.write_audit(conn, who.tenant_id, who.actor, events)
+
+
+def build_summariser(settings: Settings | None) -> Summariser:
+    if settings is None or settings.summariser == "extractive":
+        return ExtractiveSummariser()
+    if not settings.llm_url:
+        raise ValidationError("ENGRAM_LLM_URL must be set when ENGRAM_SUMMARISER=llm", field="llm_url")
+    from engram.lifecycle.llm_summarise import ChatSummariser
+    from engram.providers.chat import ChatEndpoint
+
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return ChatSummariser(
+        ChatEndpoint(base_url=settings.llm_url, model=settings.llm_model, api_key=key, timeout=settings.llm_timeout)
+    )
