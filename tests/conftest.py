@@ -94,7 +94,8 @@ def service_url(owner_url: str) -> str:
 
 def settings_for(url: str, **kw: object) -> Settings:
     """Settings for a test database: the pool logs in as the service role, ``url`` (a superuser) owns it."""
-    options: dict[str, object] = {"vault_keys": TEST_VAULT_KEYS, **kw}
+    # Webhooks go to the tests' receivers on this machine (tests/receiver.py), which the default refuses.
+    options: dict[str, object] = {"vault_keys": TEST_VAULT_KEYS, "webhook_allowed_hosts": "127.0.0.1", **kw}
     return Settings(
         database_url=service_url(url),
         owner_database_url=url,

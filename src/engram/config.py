@@ -91,6 +91,12 @@ class Settings(BaseSettings):
         description="What becomes of condensed turns: archive (kept as archived memories the summaries derive "
         "from) or drop.",
     )
+    webhook_allowed_hosts: str | None = Field(
+        default=None,
+        description="Where outbox webhooks may go: comma-separated host names (*.example.com), addresses or CIDR "
+        "ranges. Set: only there. Unset: any public address. Private, loopback and link-local addresses only when "
+        "listed.",
+    )
     summariser: Literal["extractive", "llm"] = Field(
         default="extractive",
         description="What condenses buffered turns: extractive (deterministic, no model) or llm (the chat endpoint of "

@@ -131,6 +131,7 @@ def _worker(database_url: str, logs: Path, n: int) -> subprocess.Popen[bytes]:
     env = {
         **os.environ, "DATABASE_URL": service_url(database_url), "ENGRAM_OWNER_DATABASE_URL": database_url,
         "ENGRAM_EMBEDDER": "hashing", "ENGRAM_ENRICHMENT_INTERVAL": "0.5",
+        "ENGRAM_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
     }  # fmt: skip
     out = (logs / f"worker-{n}.log").open("wb")
     cmd = [sys.executable, "-m", "engram.cli.main", "worker", "--lease-seconds", "2", "--batch", "4"]
@@ -196,3 +197,36 @@ async def test_three_workers_race_and_survive_sigkill_mid_dispatch(
     assert all(a.outcome_memory_id is not None for a in actions)
     outcomes = [m for m in (await engram.list(user_id="u1", limit=500)).items if m.subtype == "action_outcome"]
     assert len(outcomes) == 90  # one outcome memory per action, however often it was sent
+
+
+async def test_webhooks_to_private_addresses_are_refused_unless_listed(database_url: str, hook: Receiver) -> None:
+    """SSRF: a caller may not make the worker POST to the metadata service or the server's own network;
+    and when the operator's list no longer allows a stored action's host, it dies unsent."""
+    from engram import HashingEmbedder
+    from engram.outbox.handlers import Webhook
+    from engram.outbox.targets import Targets
+    from tests.conftest import settings_for
+
+    strict = await Engram.open(
+        settings_for(database_url, webhook_allowed_hosts=None), embedder=HashingEmbedder(), tenant="acme"
+    )
+    try:
+        for url in ("http://169.254.169.254/latest/meta-data/", hook.url, hook.url.replace("127.0.0.1", "localhost")):
+            with pytest.raises(ValidationError) as refused:
+                await strict.act({"idempotency_key": f"k-{len(url)}", "url": url, "payload": {}})
+            assert refused.value.field == "url" and "ENGRAM_WEBHOOK_ALLOWED_HOSTS" in str(refused.value)
+        assert (await strict.actions()).items == []
+        # Written while the host was allowed, dispatched after the operator took it off the list.
+        lenient = await Engram.open(settings_for(database_url), embedder=HashingEmbedder(), tenant="acme")
+        try:
+            made = await lenient.act({"idempotency_key": "was-allowed", "url": hook.url, "payload": {"n": 1}})
+        finally:
+            await lenient.close()
+        assert isinstance(strict.handlers["webhook"], Webhook)
+        assert not strict.handlers["webhook"].targets.restricted and Targets.parse("127.0.0.1").restricted
+        await drain(fast(strict))
+        dead = await strict.action(made.action.id)
+        assert dead.status == "dead" and dead.attempts == 1 and "not sent" in (dead.last_error or "")
+        assert not hook.deliveries  # nothing reached the receiver
+    finally:
+        await strict.close()

@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from engram.outbox.targets import Targets
+
 MAX_BODY_KEPT = 2000  # characters of a receiver's answer kept in the action's result
 
 
@@ -53,12 +55,18 @@ class Webhook:
 
     name = "webhook"
 
-    def __init__(self, timeout: float = 10.0, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self, timeout: float = 10.0, client: httpx.AsyncClient | None = None, targets: Targets | None = None
+    ) -> None:
         self._client = client or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        self.targets = targets or Targets()
 
     async def dispatch(self, action: Dispatch) -> Outcome:
         if action.url is None:
             return Outcome(False, retryable=False, error="a webhook action needs a url")
+        refused = await self.targets.check_before_sending(action.url)
+        if refused is not None:  # the operator's rule, not a passing failure: dead at once
+            return Outcome(False, retryable=False, error=f"not sent: {refused}")
         headers = {
             "Idempotency-Key": action.idempotency_key,
             "X-Engram-Action-Id": str(action.action_id),
@@ -90,5 +98,5 @@ def _seconds(value: str | None) -> float | None:
         return None  # an HTTP date: the backoff decides
 
 
-def builtin() -> dict[str, Handler]:
-    return {"webhook": Webhook()}
+def builtin(targets: Targets | None = None) -> dict[str, Handler]:
+    return {"webhook": Webhook(targets=targets)}

@@ -14,7 +14,8 @@ from engram.model.access import Principal
 from engram.model.action import ACTION_STATUSES, Action, ActionInput, ActionPage, ActionResult
 from engram.model.ids import parse_uuid
 from engram.model.validation import parse
-from engram.outbox.handlers import Handler, builtin
+from engram.outbox.handlers import Handler, Webhook, builtin
+from engram.outbox.targets import Targets
 from engram.service.reads import Reads
 from engram.service.writes import EmbedMode, remember_many
 from engram.store import memories as q
@@ -31,7 +32,8 @@ class Actions(Reads):
     def handlers(self) -> dict[str, Handler]:
         """The handlers actions may name: the built-in webhook and those added with ``add_handler``."""
         if not hasattr(self, "_handlers"):
-            self._handlers: dict[str, Handler] = builtin()
+            allowed = self._settings.webhook_allowed_hosts if self._settings is not None else None
+            self._handlers: dict[str, Handler] = builtin(Targets.parse(allowed))
         return self._handlers
 
     def add_handler(self, handler: Handler) -> None:
@@ -57,6 +59,9 @@ class Actions(Reads):
             raise ValidationError(f"handler {given.handler!r} is not registered here; known: {known}", field="handler")
         if given.handler == "webhook" and given.url is None:
             raise ValidationError("a webhook action needs a url (http:// or https://)", field="url")
+        hook = self.handlers[given.handler]
+        if given.url is not None and isinstance(hook, Webhook):
+            await hook.targets.check_on_write(given.url)
         user_id = who.bound(given.user_id, "user_id")
         agent_id = who.bound(given.agent_id, "agent_id")
         digest = given.request_hash()
