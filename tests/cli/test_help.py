@@ -102,3 +102,10 @@ def test_no_arguments_shows_help_not_a_traceback() -> None:
     result = CliRunner().invoke(app, [])
     assert "Usage: engram" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"engram {version('engram-memory')}", result.output

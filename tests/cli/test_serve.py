@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -16,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli.conftest import Server, create_key, flat, postmaster_pid
+from tests.cli.conftest import ENGRAM, KEY_PATTERN, Server, cli_env, create_key, flat, postmaster_pid
 
 pytestmark = pytest.mark.slow
 
@@ -70,6 +72,14 @@ def test_serve_announces_itself_and_accepts_a_key_created_while_it_runs(
         health = anonymous.get("/healthz").json()
         assert health["status"] == "ok" and health["database"] == "ok"
         assert health["embedding_model"] == "engram/hashing-384"
+
+    # The key command it prints runs as printed, from where serve was started, without the venv on the PATH.
+    (hint,) = [ln for ln in server.stdout.splitlines() if "Create an API key" in ln]
+    printed = shlex.split(hint.split(":  ", 1)[1])
+    assert printed[0] != "engram" or shutil.which("engram", path=cli_env()["PATH"]) is not None
+    path = ":".join(p for p in cli_env()["PATH"].split(":") if Path(p).resolve() != ENGRAM.parent.resolve())
+    made = subprocess.run(printed, cwd=workdir, env=cli_env(PATH=path), capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0 and re.match(KEY_PATTERN, made.stdout.splitlines()[-1]), made.stderr
 
     key = create_key(data_dir, workdir, "acme")  # a separate process on the same data dir
 

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import logging
+import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from engram.providers.local import LocalMiniLM
 
 
-def test_onnx_and_torch_give_the_same_vectors(tmp_path: Path) -> None:
+def test_onnx_and_torch_give_the_same_vectors(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     onnx = LocalMiniLM(runtime="onnx", cache_dir=tmp_path, batch_size=2)
-    onnx.load()
+    with warnings.catch_warnings(record=True) as said, caplog.at_level(logging.WARNING):
+        warnings.simplefilter("always")
+        onnx.load()  # the first start exports the graph: quietly, and checked against the model
     assert onnx.runtime == "onnx"
+    assert [str(w.message)[:120] for w in said] == [] and caplog.records == []
     assert len(list(tmp_path.glob("*.onnx"))) == 1  # exported once, into the cache directory
     torch = LocalMiniLM(runtime="torch")
     torch.load()
@@ -35,3 +41,14 @@ def test_a_broken_export_falls_back_to_torch(tmp_path: Path) -> None:
     embedder.load()
     assert embedder.runtime == "torch"
     assert len(embedder.encode_sync(["still works"])[0]) == 384
+
+
+def test_an_export_that_embeds_differently_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The export is checked against the model it came from; a graph that disagrees is thrown away."""
+    from engram.providers import onnx
+
+    real = onnx.OnnxEncoder.encode
+    monkeypatch.setattr(onnx.OnnxEncoder, "encode", lambda self, texts: real(self, texts)[:, ::-1].copy())
+    embedder = LocalMiniLM(runtime="onnx", cache_dir=tmp_path)
+    embedder.load()
+    assert embedder.runtime == "torch" and list(tmp_path.glob("*.onnx")) == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
+import shutil
 import socket
 import sys
 from collections.abc import Awaitable, Callable
@@ -40,6 +42,38 @@ app.add_typer(policy_app, name="policy")
 app.add_typer(vault_app, name="vault")
 app.command()(worker)
 app.command()(forget)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from engram import __version__
+
+        out.print(f"engram {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Engram: durable, typed, tenant-isolated memory for AI agents."""
+
+
+def self_command() -> str:
+    """How to run this very `engram` again from the current directory: `engram` when the PATH finds this one,
+    else its path (``make run`` starts `.venv/bin/engram`, and the venv is seldom on the PATH)."""
+    here = Path(sys.argv[0]).resolve()
+    found = shutil.which("engram")
+    if found is not None and Path(found).resolve() == here:
+        return "engram"
+    if here.name != "engram":  # started some other way (python -c, a test runner): this interpreter's script
+        here = Path(sys.executable).parent / "engram"
+    try:
+        return shlex.quote(str(here.relative_to(Path.cwd())))
+    except ValueError:
+        return shlex.quote(str(here))
 
 
 def _setup_logging(level: str) -> None:
@@ -90,10 +124,11 @@ async def _serve(settings: Settings, *, jobs: bool = True) -> None:
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
         server = Server(config)
         url = f"http://{settings.host}:{settings.port}"
-        data_opt = "" if settings.database_url else f" --data-dir {settings.data_dir}"
+        data_opt = "" if settings.database_url else f" --data-dir {shlex.quote(str(settings.data_dir))}"
         out.print(f"Engram is listening on {url}  (API docs: {url}/docs)", highlight=False)
         out.print(
-            f"Create an API key in another terminal:  engram keys create --tenant my-team --role agent{data_opt}",
+            f"Create an API key in another terminal:  {self_command()} keys create --tenant my-team --role agent"
+            f"{data_opt}",
             highlight=False,
         )
         await server.serve(sockets=[sock])

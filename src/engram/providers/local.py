@@ -76,13 +76,21 @@ class LocalMiniLM:
 
     def _load_onnx(self, model_dir: Path) -> Any:
         try:
-            from engram.providers.onnx import OnnxEncoder, export, model_fingerprint
+            from engram.providers.onnx import OnnxEncoder, export, model_fingerprint, verify
 
             path = self._cache_dir / f"all-MiniLM-L6-v2-{model_fingerprint(model_dir)}.onnx"
-            if not path.exists():
+            fresh = not path.exists()
+            if fresh:
                 _log.info("exporting %s to ONNX at %s (once)", MODEL_ID, path)
                 export(self._model, path)
-            return OnnxEncoder(path, self._model.tokenizer, self._model.max_seq_length, self._batch_size)
+            encoder = OnnxEncoder(path, self._model.tokenizer, self._model.max_seq_length, self._batch_size)
+            if fresh:
+                try:
+                    verify(encoder, self._model)
+                except ValueError:
+                    path.unlink(missing_ok=True)  # not kept: the next start exports again
+                    raise
+            return encoder
         except Exception as exc:  # the torch path still works: slower, same vectors
             _log.warning("ONNX Runtime unavailable for %s, using PyTorch: %s", MODEL_ID, exc)
             return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ def model_fingerprint(model_dir: Path) -> str:
 def export(st_model: Any, target: Path) -> None:
     """Export the transformer of a loaded SentenceTransformer to ``target`` (atomically)."""
     import torch
+    from torch.jit import TracerWarning  # type: ignore[attr-defined]
 
     inner = st_model[0].auto_model.eval()
 
@@ -50,7 +52,16 @@ def export(st_model: Any, target: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
     os.close(fd)
     try:
-        with torch.no_grad():
+        # The tracer warns that Python values in the model's code become constants (shapes, checks): true, and
+        # harmless for this graph, which ``verify`` then proves on inputs of other lengths and batch sizes.
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", TracerWarning)
+            # dynamo=False on purpose: the newer exporter needs onnxscript, which is not installed.
+            warnings.filterwarnings("ignore", message=r"You are using the legacy TorchScript-based ONNX export")
+            # The exporter's notes on itself (deprecations; "negative indices would give incorrect results": the
+            # indices here are not negative, and ``verify`` checks the result).
+            warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\.onnx")
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\.onnx")
             torch.onnx.export(
                 LastHiddenState(),
                 tuple(sample[n] for n in names),
@@ -65,6 +76,24 @@ def export(st_model: Any, target: Path) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+# Sentences of other lengths than the export's sample, and a batch with padding: what the trace could get wrong.
+_PROBES = [
+    "ok",
+    "The invoice for March was sent in EUR to the Berlin office after the customer asked twice.",
+    "Refunds over 500 dollars need a second approval; " * 6,
+]
+
+
+def verify(encoder: OnnxEncoder, st_model: Any, tolerance: float = 1e-4) -> None:
+    """Raise ValueError unless the exported graph embeds like the model it came from."""
+    expected = np.asarray(st_model.encode(_PROBES, normalize_embeddings=True, show_progress_bar=False))
+    got = encoder.encode(_PROBES)
+    got = got / np.linalg.norm(got, axis=1, keepdims=True)
+    worst = float(np.abs(expected - got).max())
+    if not worst <= tolerance:
+        raise ValueError(f"the exported ONNX graph differs from the model by {worst:.2e} (> {tolerance:.0e})")
 
 
 class OnnxEncoder:
