@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from engram import __version__
 from engram.api import (
@@ -57,7 +58,10 @@ def create_app(
             if own:
                 await eng.close()
 
-    app = FastAPI(
+    # /docs and /redoc with Swagger UI's and ReDoc's scripts served from the installed package, not a CDN:
+    # they work offline and behind a strict firewall.
+    app = FastAPIOffline(
+        static_url="/static/docs",
         title="Engram",
         version=__version__,
         summary="Durable, typed, tenant-isolated memory for AI agents",
