@@ -103,6 +103,11 @@ class Settings(BaseSettings):
         "ENGRAM_LLM_URL; the extractive one stands in when it fails).",
     )
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="How `serve` and `worker` print their logs: text, or one JSON object per line."
+    )
+    access_log: bool = Field(default=True, description="One JSON line per HTTP request on stderr (engram.access).")
+    metrics: bool = Field(default=True, description="Serve Prometheus metrics at GET /metrics (unauthenticated).")
     vault_keys: SecretStr | None = Field(
         default=None,
         description="Keys of the PII vault: comma-separated id:base64 (32 random bytes each; `engram vault "

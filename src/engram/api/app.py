@@ -15,6 +15,7 @@ from engram.api import (
     approval_routes,
     errors,
     extract_routes,
+    metrics_routes,
     procedure_routes,
     routes,
     session_routes,
@@ -22,6 +23,7 @@ from engram.api import (
 )
 from engram.api.guard import RequestGuard
 from engram.config import Settings
+from engram.observability.logs import AccessLog
 from engram.service import Engram
 from engram.workers.jobs import background_jobs
 
@@ -80,4 +82,7 @@ def create_app(
     app.include_router(session_routes.router)
     app.include_router(procedure_routes.router)
     app.add_middleware(RequestGuard, max_body_bytes=max_body_bytes or settings.max_body_bytes)
+    app.add_middleware(AccessLog)  # outermost: it sees (and times) every answer, the guard's refusals included
+    if settings.metrics:
+        app.include_router(metrics_routes.router)
     return app

@@ -21,9 +21,12 @@ def get_engram(request: Request) -> Engram:
 
 
 async def principal(
+    request: Request,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     engram: Annotated[Engram, Depends(get_engram)],
 ) -> Principal:
     if creds is None or creds.scheme.lower() != "bearer":
         raise AuthenticationError("send an API key as `Authorization: Bearer egm_...`", field="Authorization")
-    return await engram.authenticate(creds.credentials)
+    who = await engram.authenticate(creds.credentials)
+    request.state.tenant_id, request.state.key_id = who.tenant_id, str(who.key_id)  # for the access log
+    return who

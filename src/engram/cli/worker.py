@@ -26,12 +26,12 @@ def worker(
 
 
 async def _work(settings: Settings, lease_seconds: float, batch: int) -> None:
-    import logging
 
+    from engram.observability.logs import setup
     from engram.service import Engram
     from engram.workers.jobs import background_jobs
 
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup(settings.log_level, settings.log_format, settings.access_log)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 
 from engram.errors import ProviderError, ProviderTimeout
+from engram.observability import metrics
 from engram.providers.base import Embedder, Vector
 
 
@@ -54,14 +55,17 @@ class EmbeddingGateway:
                 parts = await asyncio.gather(*batches)
         except TimeoutError as exc:
             self.failures += 1
+            metrics.EMBED_FAILURES.labels(self.model_id).inc()
             raise ProviderTimeout(
                 f"embedding {len(texts)} texts with {self.model_id} took longer than {self.timeout}s"
             ) from exc
         except ProviderError:
             self.failures += 1
+            metrics.EMBED_FAILURES.labels(self.model_id).inc()
             raise
         except Exception as exc:
             self.failures += 1
+            metrics.EMBED_FAILURES.labels(self.model_id).inc()
             raise ProviderError(f"embedder {self.model_id} failed: {exc}") from exc
         finally:
             # gather() leaves the other batches running when one fails: stop them, so a failed call does
@@ -69,4 +73,5 @@ class EmbeddingGateway:
             for batch in batches:
                 batch.cancel()
             self.seconds += time.perf_counter() - started
+        metrics.EMBED_SECONDS.labels(self.model_id).observe(time.perf_counter() - started)
         return [v for part in parts for v in part]

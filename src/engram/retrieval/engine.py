@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from engram.model import new_id
 from engram.model.access import Principal
 from engram.model.recall import RecallRequest, RecallResult
+from engram.observability import metrics
 from engram.retrieval.answer import answer, long_contents
 from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.corpus import Corpora, Corpus
@@ -67,7 +68,11 @@ class Retriever:
         )  # fmt: skip
         await self.receipts.store(done.receipt)
         self.usage.touch(tenant_id, [i.id for i in done.result.items])
-        return done.result
+        result = done.result
+        plan = result.plan.name if result.plan is not None else None
+        metrics.observe_recall(time.perf_counter() - started, plan, gathered.evidence.lists, result.degraded,
+                               result.empty_reason if not result.items else None)  # fmt: skip
+        return result
 
     def clear_query_cache(self) -> None:
         self.vectors.clear()

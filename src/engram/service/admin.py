@@ -16,7 +16,7 @@ from engram.model.validation import parse
 from engram.service import pii
 from engram.service.core import Core
 from engram.store import embeddings as emb
-from engram.store import keys, scope_indexes, tenants
+from engram.store import keys, queues, scope_indexes, tenants
 
 
 async def _authenticate(engram: Core, key: str) -> Principal:
@@ -171,6 +171,11 @@ class Administration(Core):
         async with self.db.queue() as conn:
             row = await (await conn.execute(emb.BACKLOG)).fetchone()
         return int(row["n"]) if row else 0
+
+    async def queue_stats(self) -> dict[str, dict[str, float]]:
+        """Depth and oldest age of each background queue (embedding, outbox, outbox_dead), across tenants."""
+        async with self.db.queue() as conn:
+            return await queues.stats(conn)
 
     async def analyze(self) -> None:
         """Refresh the planner's statistics of the recall tables (what autovacuum does after a bulk load)."""

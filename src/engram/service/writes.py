@@ -14,6 +14,7 @@ from engram.model.access import Action, Principal
 from engram.model.admission import AdmissionPolicy, Admitted
 from engram.model.decision import Admission
 from engram.model.validation import parse
+from engram.observability import metrics
 from engram.providers.base import Vector
 from engram.service import dedup, pii
 from engram.service.admission import admit_items, policy_of, screen_vectors
@@ -44,6 +45,17 @@ async def remember_many(
     who.require(Action.WRITE)
     if len(items) > MAX_BATCH:
         raise ValidationError(f"a batch holds at most {MAX_BATCH} items, got {len(items)}", field="items")
+    with metrics.WRITE_SECONDS.time():
+        results = await _remember_many(engram, who, items, embed, batch, admission, after)
+    for r in results:
+        metrics.WRITES.labels("error" if isinstance(r, EngramError) else r.status).inc()
+    return results
+
+
+async def _remember_many(
+    engram: Core, who: Principal, items: Sequence[MemoryLike], embed: EmbedMode, batch: bool, admission: bool,
+    after: AfterWrite | None,
+) -> list[WriteResult | EngramError]:  # fmt: skip
     results: list[WriteResult | EngramError | None] = [None] * len(items)
     parsed: list[tuple[int, MemoryInput]] = []
     for index, raw in enumerate(items):

@@ -1,0 +1,2 @@
+"""What an operator watches: Prometheus metrics (``metrics``), JSON access logs with request ids (``logs``) and
+OpenTelemetry traces when configured (``tracing``)."""
