@@ -108,6 +108,12 @@ class Settings(BaseSettings):
     )
     access_log: bool = Field(default=True, description="One JSON line per HTTP request on stderr (engram.access).")
     metrics: bool = Field(default=True, description="Serve Prometheus metrics at GET /metrics (unauthenticated).")
+    otel_endpoint: str | None = Field(
+        default=None,
+        description="OTLP/HTTP endpoint for OpenTelemetry traces (e.g. http://collector:4318); unset: "
+        "OTEL_EXPORTER_OTLP_ENDPOINT, else no traces.",
+    )
+    otel_service_name: str = Field(default="engram", description="service.name of the traces")
     vault_keys: SecretStr | None = Field(
         default=None,
         description="Keys of the PII vault: comma-separated id:base64 (32 random bytes each; `engram vault "

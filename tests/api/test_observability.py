@@ -6,6 +6,11 @@ from __future__ import annotations
 import json
 import logging
 import re
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 import pytest
@@ -105,3 +110,84 @@ async def test_metrics_can_be_turned_off(database_url: str) -> None:
             assert (await anon.get("/metrics")).status_code == 404
     finally:
         await mem.close()
+
+
+async def test_traces_nest_writes_recalls_and_embeddings_in_the_request_span(
+    client: httpx.AsyncClient,
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from engram.observability import tracing
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    tracing.use(provider)
+    try:
+        caller_trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+        r = await client.post(
+            "/v1/recall", json={"query": "anything about invoices"},
+            headers={"traceparent": f"00-{caller_trace}-00f067aa0ba902b7-01"},
+        )  # fmt: skip
+        assert r.status_code == 200
+        await client.post("/v1/memories", json={"content": "Invoices go out in EUR"})
+    finally:
+        tracing.use(None)
+    spans = {s.name: s for s in exported.get_finished_spans()}
+    server = spans["POST /v1/recall"]
+    assert format(server.context.trace_id, "032x") == caller_trace  # the caller's trace goes on
+    assert server.attributes["http.route"] == "/v1/recall" and server.attributes["http.response.status_code"] == 200
+    assert server.attributes["engram.request_id"] == r.headers["x-request-id"]
+    recall = spans["engram.recall"]
+    assert recall.parent is not None and recall.parent.span_id == server.context.span_id
+    embeds = [s for s in exported.get_finished_spans() if s.name == "engram.embed"]
+    assert any(s.parent is not None and s.parent.span_id == recall.context.span_id for s in embeds)
+    write = spans["engram.write"]
+    assert write.parent is not None and write.parent.span_id == spans["POST /v1/memories"].context.span_id
+
+
+def test_tracing_is_off_unless_configured(monkeypatch: pytest.MonkeyPatch, database_url: str) -> None:
+    from engram.observability import tracing
+
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    assert tracing.configure(settings_for(database_url)) is False
+
+
+def test_a_configured_endpoint_receives_the_spans_over_otlp(tmp_path: Path) -> None:
+    """In a process of its own (the global tracer provider is set once per process): configure, make a
+    span, and a real local HTTP server receives it at /v1/traces as OTLP protobuf."""
+    received: list[tuple[str, str, bytes]] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append(
+                (self.path, self.headers["Content-Type"], self.rfile.read(int(self.headers["Content-Length"])))
+            )
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    script = (
+        "from engram.config import Settings\n"
+        "from engram.observability import tracing\n"
+        "from opentelemetry import trace\n"
+        f"assert tracing.configure(Settings(otel_endpoint='http://127.0.0.1:{server.server_address[1]}',"
+        " otel_service_name='engram-test'))\n"
+        "with tracing.tracer().start_as_current_span('engram.recall'):\n"
+        "    pass\n"
+        "trace.get_tracer_provider().force_flush()\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr
+    assert received and received[0][0] == "/v1/traces" and received[0][1] == "application/x-protobuf"
+    assert b"engram.recall" in received[0][2] and b"engram-test" in received[0][2]

@@ -76,9 +76,11 @@ def self_command() -> str:
 
 
 def _setup_logging(settings: Settings) -> None:
+    from engram.observability import tracing
     from engram.observability.logs import setup
 
     setup(settings.log_level, settings.log_format, settings.access_log)
+    tracing.configure(settings)
 
 
 # --- serve ---------------------------------------------------------------------------------------------

@@ -27,11 +27,13 @@ def worker(
 
 async def _work(settings: Settings, lease_seconds: float, batch: int) -> None:
 
+    from engram.observability import tracing
     from engram.observability.logs import setup
     from engram.service import Engram
     from engram.workers.jobs import background_jobs
 
     setup(settings.log_level, settings.log_format, settings.access_log)
+    tracing.configure(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

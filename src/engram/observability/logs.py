@@ -14,7 +14,9 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
-from engram.observability import metrics
+from opentelemetry import context, propagate, trace
+
+from engram.observability import metrics, tracing
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -62,6 +64,13 @@ class AccessLog:
         token = request_id.set(rid)
         started = time.perf_counter()
         status = 500  # what the client sees when the app fails before answering
+        carrier = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        span = tracing.tracer().start_span(
+            f"{scope.get('method', '')} {scope.get('path', '')}", context=propagate.extract(carrier),
+            kind=trace.SpanKind.SERVER, attributes={"http.request.method": str(scope.get("method", "")),
+                                                    "url.path": str(scope.get("path", "")), "engram.request_id": rid},
+        )  # fmt: skip
+        span_token = context.attach(trace.set_span_in_context(span))
 
         async def sending(message: Message) -> None:
             nonlocal status
@@ -85,6 +94,12 @@ class AccessLog:
                 "tenant_id": state.get("tenant_id"), "key_id": state.get("key_id"),
             }  # fmt: skip
             access_log.info("%s %s %s", method, scope.get("path", ""), status, extra={"fields": fields})
+            span.update_name(f"{method} {route}")
+            span.set_attributes({"http.route": route, "http.response.status_code": status})
+            if status >= 500:
+                span.set_status(trace.StatusCode.ERROR)
+            span.end()
+            context.detach(span_token)
             request_id.reset(token)
 
 

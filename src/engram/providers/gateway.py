@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 
 from engram.errors import ProviderError, ProviderTimeout
-from engram.observability import metrics
+from engram.observability import metrics, tracing
 from engram.providers.base import Embedder, Vector
 
 
@@ -45,6 +45,12 @@ class EmbeddingGateway:
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
             return []
+        with tracing.tracer().start_as_current_span(
+            "engram.embed", attributes={"engram.model": self.model_id, "engram.texts": len(texts)}
+        ):
+            return await self._embed(texts)
+
+    async def _embed(self, texts: Sequence[str]) -> list[Vector]:
         started = time.perf_counter()
         self.calls += 1
         chunks = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]

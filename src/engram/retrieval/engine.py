@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from engram.model import new_id
 from engram.model.access import Principal
 from engram.model.recall import RecallRequest, RecallResult
-from engram.observability import metrics
+from engram.observability import metrics, tracing
 from engram.retrieval.answer import answer, long_contents
 from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.corpus import Corpora, Corpus
@@ -53,6 +53,16 @@ class Retriever:
         query_vector: Vector | None = None,
     ) -> RecallResult:
         """Recall for ``req``, whose user and agent are those the caller acts as (bound by the service)."""
+        with tracing.tracer().start_as_current_span("engram.recall") as span:
+            result = await self._recall(tenant_id, req, who, config, query_vector)
+            span.set_attributes({"engram.plan": result.plan.name if result.plan else "none",
+                                 "engram.items": len(result.items), "engram.degraded": result.degraded})  # fmt: skip
+            return result
+
+    async def _recall(
+        self, tenant_id: str, req: RecallRequest, who: Principal, config: RetrievalConfig | None,
+        query_vector: Vector | None,
+    ) -> RecallResult:  # fmt: skip
         started = time.perf_counter()
         now = datetime.now(UTC)
         cfg = config or preset(req.preset)

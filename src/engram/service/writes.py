@@ -14,7 +14,7 @@ from engram.model.access import Action, Principal
 from engram.model.admission import AdmissionPolicy, Admitted
 from engram.model.decision import Admission
 from engram.model.validation import parse
-from engram.observability import metrics
+from engram.observability import metrics, tracing
 from engram.providers.base import Vector
 from engram.service import dedup, pii
 from engram.service.admission import admit_items, policy_of, screen_vectors
@@ -45,7 +45,8 @@ async def remember_many(
     who.require(Action.WRITE)
     if len(items) > MAX_BATCH:
         raise ValidationError(f"a batch holds at most {MAX_BATCH} items, got {len(items)}", field="items")
-    with metrics.WRITE_SECONDS.time():
+    with metrics.WRITE_SECONDS.time(), tracing.tracer().start_as_current_span("engram.write") as span:
+        span.set_attribute("engram.items", len(items))
         results = await _remember_many(engram, who, items, embed, batch, admission, after)
     for r in results:
         metrics.WRITES.labels("error" if isinstance(r, EngramError) else r.status).inc()
