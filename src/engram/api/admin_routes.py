@@ -13,6 +13,7 @@ from engram.api.auth import get_engram, principal
 from engram.api.guard import known_query
 from engram.model.access import ApiKey, KeyInput, NewKey, Principal
 from engram.model.admission import AdmissionPolicy, AdmissionPolicyPatch
+from engram.model.consolidation import ConsolidationReport, ConsolidationRequest
 from engram.model.forget import DeletionCertificate
 from engram.model.tenant import TenantPatch, TenantSettings
 from engram.service import Engram
@@ -103,3 +104,10 @@ async def forget_subject(
     """Remove everything this tenant holds of a user (admin, unbound key) and answer with a deletion
     certificate: rows removed per table, the memories, and a digest that the audit tombstone repeats."""
     return await engram.forget_subject(user_id, principal=caller)
+
+
+@router.post("/v1/admin/consolidate", response_model=ConsolidationReport, tags=["lifecycle"])
+async def consolidate(body: ConsolidationRequest, engram: EngramDep, caller: Caller) -> ConsolidationReport:
+    """Turn an agent's repeated episodes into facts derived from them (admin); idempotent. A consolidation of the
+    same agent already running makes this one return at once with `skipped_locked`."""
+    return await engram.consolidate(body, principal=caller)

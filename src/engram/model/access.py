@@ -43,6 +43,7 @@ class Action(StrEnum):
     MANAGE_KEYS = "manage API keys"
     MANAGE_TENANT = "change tenant settings"
     REVEAL_PII = "reveal personal data behind placeholders"
+    MAINTAIN = "run lifecycle jobs (consolidation, decay)"
 
 
 _AGENT = {Action.WRITE, Action.READ, Action.UPDATE, Action.ARCHIVE}
@@ -51,9 +52,9 @@ _REVIEWER = _AGENT | {
     Action.WIDEN_VISIBILITY, Action.SYSTEM_VISIBILITY,
 }  # fmt: skip
 # Forgetting a subject erases every memory of a user across the tenant: an administrator's decision.
-_ADMIN = _REVIEWER | {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET, Action.REVEAL_PII}
+_ADMIN = _REVIEWER | {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET, Action.REVEAL_PII, Action.MAINTAIN}
 # What a key bound to a user or agent may never do, whatever its role: it would step out of its binding.
-_UNBOUND_ONLY = {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET}
+_UNBOUND_ONLY = {Action.MANAGE_KEYS, Action.MANAGE_TENANT, Action.FORGET, Action.MAINTAIN}
 PERMISSIONS: dict[str, frozenset[Action]] = {
     "agent": frozenset(_AGENT),
     "reviewer": frozenset(_REVIEWER),

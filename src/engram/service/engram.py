@@ -28,6 +28,7 @@ from engram.service.admin import Administration
 from engram.service.admission import Admissions
 from engram.service.approvals import Approvals
 from engram.service.changes import sees
+from engram.service.consolidation import Consolidation
 from engram.service.conversations import Conversations
 from engram.service.core import _uuid
 from engram.service.extraction import Extractions
@@ -53,6 +54,7 @@ class Engram(
     Workflows,
     Forgetting,
     Conversations,
+    Consolidation,
 ):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 
