@@ -78,6 +78,12 @@ class Settings(BaseSettings):
         "12,000 characters.",
     )
     enrichment_interval: float = Field(default=1.0, gt=0, description="Seconds between enrichment polls.")
+    decay_interval: float = Field(
+        default=3600.0, ge=1, description="Seconds between a tenant's scheduled decay passes (SPEC 6.3)."
+    )
+    consolidation_interval: float = Field(
+        default=21600.0, ge=1, description="Seconds between a tenant's scheduled consolidations (SPEC 6.4)."
+    )
     redis_url: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("REDIS_URL", "ENGRAM_REDIS_URL"),

@@ -22,3 +22,22 @@ async def test_consolidation_is_for_unbound_admins_and_checks_its_input(
     assert ok.status_code == 200 and ok.json()["groups"] == 1 and ok.json()["created"] == 0
     done = await admin.post("/v1/admin/consolidate", json={})
     assert done.json()["created"] == 1 and done.json()["facts"][0]["outcome"] == "created"
+
+
+async def test_decay_and_its_policy_over_rest(engram: Engram, make_client: MakeClient) -> None:
+    agent = await make_client(role="agent")
+    assert (await agent.get("/v1/admin/lifecycle")).json()["archive_below"] == 0.3  # any role reads the rules
+    assert (await agent.put("/v1/admin/lifecycle", json={"archive_below": 0.5})).status_code == 403
+    assert (await agent.post("/v1/admin/decay", json={})).status_code == 403
+    assert (await agent.get("/v1/admin/jobs")).status_code == 403
+    admin = await make_client(role="admin")
+    bad = await admin.put("/v1/admin/lifecycle", json={"archive_below": 2})
+    assert bad.status_code == 422 and error_of(bad)["field"] == "archive_below"
+    unknown = await admin.put("/v1/admin/lifecycle", json={"archive_threshold": 0.5})
+    assert unknown.status_code == 422 and error_of(unknown)["field"] == "archive_threshold"
+    put = await admin.put("/v1/admin/lifecycle", json={"archive_below": 0.5, "sensitive_days": None})
+    assert put.status_code == 200 and put.json()["sensitive_days"] is None and put.json()["min_age_days"] == 7
+    await engram.remember("The office cat is called Miso.", kind="semantic")
+    report = await admin.post("/v1/admin/decay", json={"dry_run": True})
+    assert report.status_code == 200 and report.json()["scanned"] == 1 and report.json()["archived"] == 0
+    assert (await admin.get("/v1/admin/jobs")).json() == []  # no scheduler has run here yet

@@ -283,6 +283,8 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
         "POST /v1/sessions/{session_id}/turns": {"speaker": "user", "content": "Raw body turn about invoices"},
         "PUT /v1/procedures/{name}": {"description": "raw body", "steps": ["Check the invoice", "Reply"]},
         "POST /v1/admin/consolidate": {"agent_id": "raw-body-agent", "min_episodes": 3, "dry_run": True},
+        "PUT /v1/admin/lifecycle": {"archive_below": 0.2, "preference_unused_days": None},
+        "POST /v1/admin/decay": {"dry_run": True},
     }[label]
 
 

@@ -10,8 +10,8 @@ from tests.cli.conftest import run_cli
 
 def test_consolidate_turns_repeats_into_a_fact_once(data_dir: Path, workdir: Path) -> None:
     for text in ("Prefers invoices in EUR.", "prefers invoices in EUR!", "user: Prefers invoices in EUR"):
-        r = run_cli("remember", text, "--kind", "episodic", "--user-id", "u1", "--tenant", "acme", "--data-dir", data_dir,
-                    cwd=workdir)  # fmt: skip
+        args = ("remember", text, "--kind", "episodic", "--user-id", "u1", "--tenant", "acme")
+        r = run_cli(*args, "--data-dir", data_dir, cwd=workdir)
         assert r.returncode == 0, r.stderr
     args = ("consolidate", "--tenant", "acme", "--data-dir", data_dir)
     dry = run_cli(*args, "--dry-run", "--json", cwd=workdir)
@@ -23,3 +23,15 @@ def test_consolidate_turns_repeats_into_a_fact_once(data_dir: Path, workdir: Pat
     assert again["created"] == 0 and again["facts"][0]["outcome"] == "unchanged"
     bad = run_cli(*args, "--min-episodes", "1", cwd=workdir)
     assert bad.returncode == 2 and "min_episodes" in bad.stderr
+
+
+def test_decay_reports_and_dry_runs(data_dir: Path, workdir: Path) -> None:
+    r = run_cli("remember", "Maybe the customer likes blue.", "--kind", "episodic", "--importance", "0.1",
+                "--tenant", "acme", "--data-dir", data_dir, cwd=workdir)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    dry = run_cli("decay", "--tenant", "acme", "--dry-run", "--json", "--data-dir", data_dir, cwd=workdir)
+    assert dry.returncode == 0, dry.stderr
+    report = json.loads(dry.stdout)
+    assert report["dry_run"] is True and report["scanned"] == 1 and report["archived"] == 0  # too young yet
+    text = run_cli("decay", "--tenant", "acme", "--data-dir", data_dir, cwd=workdir)
+    assert text.returncode == 0 and "1 memories looked at, archived 0, expired 0" in text.stdout, text.stdout

@@ -66,7 +66,7 @@ async def test_service_role_cannot_bypass_rls(engram: Engram) -> None:
 TENANT_TABLES = (
     "tenants", "memories", "memory_revisions", "memory_embeddings", "embedding_jobs", "relations",
     "audit_events", "api_keys", "recall_receipts", "pii_vault",
-    "workflow_states", "workflow_state_revisions", "outbox_actions", "session_turns",
+    "workflow_states", "workflow_state_revisions", "outbox_actions", "session_turns", "scheduled_runs",
 )  # fmt: skip
 
 

@@ -4,7 +4,8 @@ key may read the policy)."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +16,7 @@ from engram.model.access import ApiKey, KeyInput, NewKey, Principal
 from engram.model.admission import AdmissionPolicy, AdmissionPolicyPatch
 from engram.model.consolidation import ConsolidationReport, ConsolidationRequest
 from engram.model.forget import DeletionCertificate
+from engram.model.lifecycle import DecayReport, LifecyclePolicy
 from engram.model.tenant import TenantPatch, TenantSettings
 from engram.service import Engram
 from engram.service.rescan import RescanReport
@@ -111,3 +113,44 @@ async def consolidate(body: ConsolidationRequest, engram: EngramDep, caller: Cal
     """Turn an agent's repeated episodes into facts derived from them (admin); idempotent. A consolidation of the
     same agent already running makes this one return at once with `skipped_locked`."""
     return await engram.consolidate(body, principal=caller)
+
+
+@router.get("/v1/admin/lifecycle", response_model=LifecyclePolicy, tags=["lifecycle"])
+async def get_lifecycle(engram: EngramDep, caller: Caller) -> LifecyclePolicy:
+    """The tenant's decay rules: the priority threshold, half-lives and per-kind time limits (any role)."""
+    return await engram.lifecycle_policy(principal=caller)
+
+
+@router.put("/v1/admin/lifecycle", response_model=LifecyclePolicy, tags=["lifecycle"])
+async def put_lifecycle(body: LifecyclePolicy, engram: EngramDep, caller: Caller) -> LifecyclePolicy:
+    """Replace the tenant's decay rules (admin); fields left out take their defaults, null turns a rule off."""
+    return await engram.set_lifecycle_policy(body, principal=caller)
+
+
+class DecayRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dry_run: bool = Field(False, description="Report what would be archived or expired, change nothing")
+
+
+@router.post("/v1/admin/decay", response_model=DecayReport, tags=["lifecycle"])
+async def run_decay(body: DecayRequest, engram: EngramDep, caller: Caller) -> DecayReport:
+    """One decay pass now (admin): archive what fell below the threshold, expire what the rules end."""
+    return await engram.decay(dry_run=body.dry_run, principal=caller)
+
+
+class ScheduledRun(BaseModel):
+    job: str
+    next_run_at: datetime
+    leased_until: datetime | None
+    runs: int
+    last_started_at: datetime | None
+    last_finished_at: datetime | None
+    last_result: dict[str, Any] | None
+    last_error: str | None
+
+
+@router.get("/v1/admin/jobs", response_model=list[ScheduledRun], tags=["lifecycle"])
+async def scheduled_jobs(engram: EngramDep, caller: Caller) -> list[ScheduledRun]:
+    """The tenant's periodic jobs (decay, consolidation): when each last ran, what came of it, when it runs next."""
+    return [ScheduledRun.model_validate(r) for r in await engram.scheduled_runs(principal=caller)]

@@ -16,6 +16,7 @@ import typer
 from engram import errors as e
 from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for
 from engram.cli.consolidate import consolidate
+from engram.cli.decay import decay
 from engram.cli.forget import forget
 from engram.cli.policy import policy_app
 from engram.cli.vault import vault_app
@@ -43,6 +44,7 @@ app.add_typer(vault_app, name="vault")
 app.command()(worker)
 app.command()(forget)
 app.command()(consolidate)
+app.command()(decay)
 
 
 def _version(value: bool) -> None:

@@ -87,6 +87,7 @@ class Core:
         # The time lifecycle rules read (workflow freshness, decay, expiry): replaceable, so tests can move a
         # day ahead without waiting for it.
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        self.known_tenants: set[str] = set()  # tenants whose row this process made sure of (store.tenants)
 
     # --- lifecycle -------------------------------------------------------------------------------------
 
@@ -205,6 +206,11 @@ class Core:
     @property
     def model_id(self) -> str | None:
         return self.gateway.model_id if self.gateway else None
+
+    @property
+    def settings(self) -> Settings:
+        """The settings Engram was opened with (the defaults when it was given none)."""
+        return self._settings or Settings()
 
 
 async def _register(db: Database, embedder: Embedder) -> None:

@@ -31,6 +31,7 @@ from engram.service.changes import sees
 from engram.service.consolidation import Consolidation
 from engram.service.conversations import Conversations
 from engram.service.core import _uuid
+from engram.service.decay import Decay
 from engram.service.extraction import Extractions
 from engram.service.forget import Forgetting
 from engram.service.procedures import Procedures
@@ -55,6 +56,7 @@ class Engram(
     Forgetting,
     Conversations,
     Consolidation,
+    Decay,
 ):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 

@@ -20,6 +20,7 @@ from engram.service import dedup, pii
 from engram.service.admission import admit_items, policy_of, screen_vectors
 from engram.store import embeddings as emb
 from engram.store import memories as q
+from engram.store import tenants
 from engram.store.database import Conn
 
 if TYPE_CHECKING:
@@ -77,6 +78,10 @@ async def _remember_many(
         admitted = [Admitted(index, item, Admission()) for index, item in parsed]
     if admitted:
         tenant_id = who.tenant_id
+        if tenant_id not in engram.known_tenants:  # once per process and tenant
+            async with engram.db.tenant(tenant_id) as conn:
+                await tenants.ensure(conn, tenant_id)
+            engram.known_tenants.add(tenant_id)
         vectors, defer_reason = await vectors_for(engram, tenant_id, [a.item for a in admitted], embed)
         if policy is not None:
             model_id = engram.gateway.model_id if engram.gateway is not None else None

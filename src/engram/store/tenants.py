@@ -86,3 +86,8 @@ async def admission_policy(conn: Conn, tenant_id: str) -> dict[str, Any] | None:
 async def set_admission_policy(conn: Conn, tenant_id: str, policy: dict[str, Any]) -> None:
     await conn.execute(ENSURE_TENANT, [tenant_id])
     await conn.execute(SET_ADMISSION, [Jsonb(policy), tenant_id])
+
+
+async def ensure(conn: Conn, tenant_id: str) -> None:
+    """The tenant's row (the scheduler's list of tenants), made on its first write."""
+    await conn.execute(ENSURE_TENANT, [tenant_id])

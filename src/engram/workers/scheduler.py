@@ -1,0 +1,79 @@
+"""Periodic jobs per tenant (decay, consolidation): every ``poll`` seconds the scheduler gives each tenant a
+row per job, leases the due ones with SKIP LOCKED (so any number of processes may run schedulers: a tenant's
+job runs in one of them at a time), runs each and records its outcome and next time. A job that fails is
+tried again after its interval; a scheduler that dies loses its lease when it runs out."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engram.errors import EngramError
+from engram.store import schedule as store
+from engram.workers.loop import Loop
+
+if TYPE_CHECKING:
+    from engram.service.engram import Engram
+
+_log = logging.getLogger(__name__)
+JobFn = Callable[["Engram", str], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Periodic:
+    run: JobFn
+    every: float  # seconds between the end of one run and the start of the next
+
+
+class Scheduler(Loop):
+    task_name = "engram-scheduler"
+
+    def __init__(
+        self, engram: Engram, jobs: Mapping[str, Periodic], *, poll: float = 30.0, lease_seconds: float = 600.0,
+        batch: int = 4, worker_id: str | None = None,
+    ) -> None:  # fmt: skip
+        self.engram = engram
+        self.jobs = dict(jobs)
+        self.poll = poll
+        self.lease_seconds = lease_seconds
+        self.batch = batch
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.ran = 0
+
+    async def run_once(self) -> int:
+        """Lease the due runs (at most ``batch``), run them one after another, settle each; how many ran."""
+        async with self.engram.db.queue() as conn:
+            await store.ensure(conn, list(self.jobs))
+            leased = await store.claim(conn, list(self.jobs), limit=self.batch, lease=self.lease_seconds,
+                                       by=self.worker_id)  # fmt: skip
+        for tenant_id, job in leased:
+            result: dict[str, Any] | None = None
+            error: str | None = None
+            try:
+                result = await self.jobs[job].run(self.engram, tenant_id)
+            except EngramError as exc:
+                error = f"{type(exc).__name__}: {exc.message}"[:2000]
+                _log.warning("scheduled %s of tenant %s failed: %s", job, tenant_id, error)
+            except Exception as exc:  # a bug in one job must not stop the others
+                error = f"{type(exc).__name__}: {exc}"[:2000]
+                _log.exception("scheduled %s of tenant %s failed", job, tenant_id)
+            async with self.engram.db.queue() as conn:
+                await store.settle(conn, tenant_id, job, by=self.worker_id, every=self.jobs[job].every,
+                                   result=result, error=error)  # fmt: skip
+            self.ran += 1
+        return len(leased)
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                while await self.run_once() == self.batch:
+                    pass  # more may be due
+            except EngramError as exc:  # the database away: try again at the next poll
+                _log.warning("scheduler: %s", exc)
+            await asyncio.sleep(self.poll)
