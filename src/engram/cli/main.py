@@ -19,6 +19,7 @@ from engram.cli.consolidate import consolidate
 from engram.cli.decay import decay
 from engram.cli.forget import forget
 from engram.cli.policy import policy_app
+from engram.cli.reembed import reembed
 from engram.cli.vault import vault_app
 from engram.cli.worker import worker
 from engram.config import Settings
@@ -45,6 +46,7 @@ app.command()(worker)
 app.command()(forget)
 app.command()(consolidate)
 app.command()(decay)
+app.command()(reembed)
 
 
 def _version(value: bool) -> None:

@@ -29,3 +29,31 @@ def build_embedder(settings: Settings) -> Embedder:
     from engram.providers.local import LocalMiniLM
 
     return LocalMiniLM(batch_size=settings.embedding_batch_size, runtime=settings.embedding_runtime)
+
+
+def build_embedder_spec(spec: str, settings: Settings) -> Embedder:
+    """The embedder a spec names, as ``engram reembed --model`` takes it: ``local`` (all-MiniLM-L6-v2),
+    ``hashing`` or ``hashing:DIMS``, ``openai:MODEL`` or ``openai:MODEL:DIMS`` (the endpoint and key from the
+    ENGRAM_EMBEDDING_* settings)."""
+    kind, _, rest = spec.strip().partition(":")
+    try:
+        if kind == "local" and not rest:
+            return build_embedder(settings.model_copy(update={"embedder": "local"}))
+        if kind == "hashing":
+            from engram.providers.hashing import HashingEmbedder
+
+            dims = int(rest) if rest else 384
+            if not 1 <= dims <= 16000:
+                raise ValueError
+            return HashingEmbedder(dims)
+        if kind == "openai" and rest:
+            model, _, size = rest.partition(":")
+            update: dict[str, object] = {"embedder": "openai", "embedding_model": model}
+            if size:
+                update["embedding_dimensions"] = int(size)
+            return build_embedder(settings.model_copy(update=update))
+    except ValueError:
+        pass
+    raise ValidationError(
+        f"unknown embedding model {spec!r}: use local, hashing[:DIMS] or openai:MODEL[:DIMS]", field="model"
+    )

@@ -23,10 +23,12 @@ from engram.retrieval.engine import Retriever
 from engram.service.keyring import Keyring
 from engram.service.opening import connect_store
 from engram.store import embeddings as emb
+from engram.store import reembed as reembed_store
 from engram.store.database import Database, metered
 from engram.store.embedded import EmbeddedPostgres
 
 _log = logging.getLogger(__name__)
+FOLLOW_EVERY = 5.0  # seconds between checks whether reads moved to another embedding model
 
 CACHE_SECONDS = 10.0  # a revocation takes effect on other processes within this
 _CACHE_SIZE = 10_000
@@ -87,7 +89,8 @@ class Core:
         # The time lifecycle rules read (workflow freshness, decay, expiry): replaceable, so tests can move a
         # day ahead without waiting for it.
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-        self.known_tenants: set[str] = set()  # tenants whose row this process made sure of (store.tenants)
+        self.known_tenants: set[str] = set()
+        self._followed = time.monotonic()  # tenants whose row this process made sure of (store.tenants)
 
     # --- lifecycle -------------------------------------------------------------------------------------
 
@@ -134,7 +137,13 @@ class Core:
             if embedded is not None:
                 embedded.stop()
             raise
-        return cls(db, gateway, tenant=tenant, embedded=embedded, inline_receipts=inline, settings=settings)
+        engram = cls(db, gateway, tenant=tenant, embedded=embedded, inline_receipts=inline, settings=settings)
+        try:
+            await engram.follow_reads(now=True)  # started with the model a migration moved reads away from
+        except BaseException:
+            await engram.close()
+            raise
+        return engram
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
         """Run ``work`` in the background (failures logged), finished before ``close`` returns."""
@@ -206,6 +215,32 @@ class Core:
     @property
     def model_id(self) -> str | None:
         return self.gateway.model_id if self.gateway else None
+
+    async def follow_reads(self, *, now: bool = False) -> None:
+        """Embed with the model reads moved to, once an embedding model migration switched them away from this
+        process's model (``engram reembed``; checked at most every ``FOLLOW_EVERY`` seconds, or ``now``): a query
+        vector is never compared with vectors of another model."""
+        if self.gateway is None or (not now and time.monotonic() - self._followed < FOLLOW_EVERY):
+            return
+        self._followed = time.monotonic()
+        async with self.db.app() as conn:
+            moved = await reembed_store.switched_from(conn, self.gateway.model_id)
+        if moved is None:
+            return
+        from engram.providers.factory import build_embedder_spec
+
+        embedder = build_embedder_spec(moved["to_spec"], self.settings)
+        load = getattr(embedder, "load", None)
+        if callable(load):
+            await asyncio.to_thread(load)
+        old, self.gateway = self.gateway, self._gateway_for(embedder)
+        self.retriever.clear_query_cache()
+        _log.info("reads moved from %s to %s: embedding with %s now", old.model_id, embedder.model_id, moved["to_spec"])
+
+    def _gateway_for(self, embedder: Embedder) -> EmbeddingGateway:
+        s = self.settings
+        return EmbeddingGateway(embedder, batch_size=s.embedding_batch_size, max_concurrency=s.embedding_concurrency,
+                                timeout=s.embedding_timeout)  # fmt: skip
 
     @property
     def settings(self) -> Settings:

@@ -36,6 +36,7 @@ from engram.service.extraction import Extractions
 from engram.service.forget import Forgetting
 from engram.service.procedures import Procedures
 from engram.service.reads import Reads
+from engram.service.reembed import Reembedding
 from engram.service.rescan import Rescans
 from engram.service.workflows import Workflows
 from engram.service.writes import EmbedMode, MemoryLike, remember_many
@@ -57,6 +58,7 @@ class Engram(
     Conversations,
     Consolidation,
     Decay,
+    Reembedding,
 ):
     """Durable, typed, tenant-isolated memory. Async; see :class:`engram.sync.EngramSync` for blocking use."""
 

@@ -140,6 +140,7 @@ class Reads(Core):
         stored receipt. ``config`` replaces the named preset; ``query_vector`` skips embedding the query."""
         who = self._who(tenant, principal, actor)
         who.require(Action.READ)
+        await self.follow_reads()
         data: Any = {"query": query, **fields} if isinstance(query, str) else query
         req = parse(RecallRequest, data)
         user, agent = who.bound(req.user_id, "user_id"), who.bound(req.agent_id, "agent_id")

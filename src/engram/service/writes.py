@@ -24,6 +24,7 @@ from engram.store import tenants
 from engram.store.database import Conn
 
 if TYPE_CHECKING:
+    from engram.providers.gateway import EmbeddingGateway
     from engram.service.core import Core
 
 _log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ async def remember_many(
     who.require(Action.WRITE)
     if len(items) > MAX_BATCH:
         raise ValidationError(f"a batch holds at most {MAX_BATCH} items, got {len(items)}", field="items")
+    await engram.follow_reads()
     with metrics.WRITE_SECONDS.time(), tracing.tracer().start_as_current_span("engram.write") as span:
         span.set_attribute("engram.items", len(items))
         results = await _remember_many(engram, who, items, embed, batch, admission, after)
@@ -281,13 +283,15 @@ async def refresh_sessions(
     tenant_id: str,
     sessions: Iterable[str | None],
     around: Sequence[uuid.UUID] | None = None,
+    gateway: EmbeddingGateway | None = None,
 ) -> None:
     """Rebuild conversational search keys and context vectors of these sessions (see 0002_retrieval.sql):
-    of the memories within two positions of ``around``, or of all of them when it is None."""
+    of the memories within two positions of ``around``, or of all of them when it is None; the vectors of
+    ``gateway``'s model (default: the one Engram embeds with)."""
     todo = sorted({s for s in sessions if s is not None})
     if not todo:
         return
-    gateway = engram.gateway
+    gateway = gateway or engram.gateway
     model, dims = (gateway.model_id, gateway.dimensions) if gateway else ("", 1)
     ids = list(around) if around is not None else None
     await conn.execute(emb.REFRESH_SESSIONS, [tenant_id, todo, model, dims, ids])

@@ -24,15 +24,19 @@ from engram.workers.loop import Loop
 if TYPE_CHECKING:
     import uuid
 
+    from engram.providers.gateway import EmbeddingGateway
     from engram.service.admin import Administration
     from engram.service.core import Core
 
 _log = logging.getLogger(__name__)
 
 
-async def run_once(engram: Core, *, limit: int = 256, lease_seconds: int = 60) -> int:
-    """Lease up to ``limit`` due jobs and embed them. Returns the number of memories that got a vector."""
-    gateway = engram.gateway
+async def run_once(
+    engram: Core, *, limit: int = 256, lease_seconds: int = 60, gateway: EmbeddingGateway | None = None
+) -> int:
+    """Lease up to ``limit`` due jobs of the model of ``gateway`` (default: the one Engram embeds with) and
+    embed them. Returns the number of memories that got a vector."""
+    gateway = gateway or engram.gateway
     if gateway is None:
         return 0
     model = gateway.model_id
@@ -44,13 +48,11 @@ async def run_once(engram: Core, *, limit: int = 256, lease_seconds: int = 60) -
         by_tenant[r["tenant_id"]].append(r["memory_id"])
     done = 0
     for tenant_id, ids in by_tenant.items():
-        done += await _embed_tenant(engram, tenant_id, ids)
+        done += await _embed_tenant(engram, tenant_id, ids, gateway)
     return done
 
 
-async def _embed_tenant(engram: Core, tenant_id: str, ids: list[uuid.UUID]) -> int:
-    gateway = engram.gateway
-    assert gateway is not None
+async def _embed_tenant(engram: Core, tenant_id: str, ids: list[uuid.UUID], gateway: EmbeddingGateway) -> int:
     model = gateway.model_id
     async with engram.db.tenant(tenant_id) as conn:
         items = await (await conn.execute(emb.JOB_ITEMS, [tenant_id, model, ids])).fetchall()
@@ -90,7 +92,7 @@ async def _embed_tenant(engram: Core, tenant_id: str, ids: list[uuid.UUID]) -> i
         done = set(stored)
         in_session = [i for i in items if i["id"] in done and i["session_id"] is not None]
         await refresh_sessions(
-            engram, conn, tenant_id, [i["session_id"] for i in in_session], [i["id"] for i in in_session]
+            engram, conn, tenant_id, [i["session_id"] for i in in_session], [i["id"] for i in in_session], gateway
         )
     return len(stored)
 
