@@ -157,7 +157,8 @@ async def test_archive_delete_history(make_client: MakeClient) -> None:
     stale_delete = await client.delete(f"/v1/memories/{mid}", headers={"If-Match": "1"})
     assert stale_delete.status_code == 409
     gone = await client.delete(f"/v1/memories/{mid}")
-    assert gone.status_code == 204
+    assert gone.status_code == 200 and gone.json()["subject"] == f"memory:{mid}"  # the deletion certificate
+    assert gone.json()["memories"] == [mid] and gone.json()["removed"]["memories"] == 1
     assert (await client.get(f"/v1/memories/{mid}")).status_code == 404
     assert (await client.get(f"/v1/memories/{mid}/history")).status_code == 404
     again = await client.delete(f"/v1/memories/{mid}")  # deleted: the tombstone says so

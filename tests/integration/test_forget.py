@@ -116,3 +116,38 @@ async def test_forget_over_rest_needs_an_unbound_admin(engram: Engram) -> None:
         from engram.model.access import Principal
 
         await engram.forget_subject(SUBJECT, principal=Principal(tenant_id="acme", role="reviewer"))
+
+
+async def test_deleting_one_memory_leaves_only_its_tombstone(engram: Engram) -> None:
+    """DELETE of one memory: its text and id leave every table (vectors, postings, history, relations, receipts
+    that copied it, the summaries derived from it, the vault value only it held), but for the tombstone."""
+    await engram.update_admission_policy({"approval": "off"})  # in service at once, so that recall uses it
+    gone = await engram.remember("Zebulonia keeps a kiwifruitx allergy card; ask Mr Quarrington", user_id="u1")
+    kept = await engram.remember("Team lunch moves to Thursday", user_id="u1")
+    summary = await engram.remember("Summary: kiwifruitx allergy noted for the account", user_id="u1")
+    await engram.relate({"src_id": str(summary.id), "dst_id": str(gone.id), "type": "derived_from"})
+    await engram.relate({"src_id": str(kept.id), "dst_id": str(gone.id), "type": "related"})
+    await engram.update(gone.id, {"importance": 0.9}, expected_revision=1)
+    used = await engram.recall("kiwifruitx allergy card", user_id="u1")
+    assert gone.id in [i.id for i in used.items]
+    await engram.remember("Team lunch moves to Friday", user_id="u2")
+    unrelated = await engram.recall("team lunch", user_id="u2")  # cannot see the memory: its receipt stays
+    await engram.retriever.receipts.settle()
+    needles = [*SECRET_WORDS, str(gone.id), str(summary.id)]
+    assert {k.split(":")[0] for k in await scan(engram, needles)} >= {"memories", "memory_revisions", "recall_receipts"}
+
+    cert = await engram.delete(gone.id)
+    assert cert.subject == f"memory:{gone.id}" and set(cert.memories) == {gone.id, summary.id}
+    assert cert.removed["memories"] == 2 and cert.removed["memory_revisions"] >= 3
+    assert cert.removed["relations"] == 2 and cert.removed["recall_receipts"] >= 1
+    assert cert.removed["memory_embeddings"] == 2 and cert.removed["search_postings"] > 0
+    assert cert.removed["pii_vault"] >= 1  # the person name only this memory held
+    assert certificate_digest(cert.tenant_id, cert.subject, cert.removed, cert.memories) == cert.digest
+    leftovers = await scan(engram, needles)
+    async with engram.db.owner() as conn:
+        tomb = await (await conn.execute("SELECT * FROM audit_events WHERE id = %s", [cert.tombstone_id])).fetchone()
+    assert tomb is not None and tomb["action"] == "memory.deleted" and tomb["details"]["digest"] == cert.digest
+    assert leftovers == {f"audit_events:{gone.id}": 1}, leftovers  # the tombstone, which holds no content
+    assert not any(w.lower() in str(tomb).lower() for w in SECRET_WORDS)
+    assert (await engram.get(kept.id)).content == "Team lunch moves to Thursday"
+    assert (await engram.receipt(unrelated.receipt_id)).id == unrelated.receipt_id  # other receipts stay

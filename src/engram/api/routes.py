@@ -16,6 +16,7 @@ from engram.api.schemas import BatchItemResult, BatchRequest, BatchResponse, Hea
 from engram.errors import EngramError, PreconditionRequired, ValidationError
 from engram.model import HistoryEntry, Memory, MemoryInput, MemoryPage, MemoryPatch
 from engram.model.access import Principal
+from engram.model.forget import DeletionCertificate
 from engram.model.memory import Kind, ScopeId, Status
 from engram.model.recall import RecallRequest, RecallResult, Receipt, Relation, RelationInput
 from engram.service import Engram
@@ -207,11 +208,14 @@ async def unarchive_memory(memory_id: uuid.UUID, engram: EngramDep, caller: Call
     return await engram.unarchive(memory_id, expected_revision=revision_of(if_match, required=False), principal=caller)
 
 
-@router.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
-async def delete_memory(memory_id: uuid.UUID, engram: EngramDep, caller: Caller, if_match: IfMatch = None) -> Response:
-    """Remove a memory with its vectors, history and relations (reviewer or admin); a tombstone stays."""
-    await engram.delete(memory_id, expected_revision=revision_of(if_match, required=False), principal=caller)
-    return Response(status_code=204)
+@router.delete("/v1/memories/{memory_id}", response_model=DeletionCertificate, tags=["memories"])
+async def delete_memory(
+    memory_id: uuid.UUID, engram: EngramDep, caller: Caller, if_match: IfMatch = None
+) -> DeletionCertificate:
+    """Remove a memory with its vectors, postings, history, relations, the memories derived from it and the
+    receipts holding copies of it (reviewer or admin); a tombstone without content stays. Answers with the
+    deletion certificate: what went, table by table, and the digest the tombstone keeps."""
+    return await engram.delete(memory_id, expected_revision=revision_of(if_match, required=False), principal=caller)
 
 
 @router.get("/v1/memories/{memory_id}/history", response_model=list[HistoryEntry], tags=["memories"])

@@ -4,15 +4,20 @@ the memory's supersession chain, ``store.chains``). Each checks the caller's rol
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import ConflictError, NotCurrent, NotFoundError, PermissionDenied, RevisionConflict
 from engram.model import Memory, MemoryPatch
 from engram.model.access import VISIBILITY_RANK, Acting, Action, Principal, visible
+from engram.model.forget import DeletionCertificate, certificate_digest
+from engram.model.ids import new_id
 from engram.model.text import content_hash
+from engram.policy.pii import PLACEHOLDER, parse_placeholder
 from engram.service.admission import admit_patch
 from engram.store import chains
 from engram.store import embeddings as emb
+from engram.store import forget as forget_store
 from engram.store import memories as q
 from engram.store.database import Conn
 
@@ -162,29 +167,59 @@ async def unarchive(
     return Memory.from_row(row)
 
 
-async def delete(engram: Core, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None) -> None:
-    """Remove a memory with its vectors, history and relations; an audit tombstone without content stays,
-    and its chain is mended (``store.chains``)."""
+async def delete(
+    engram: Core, who: Principal, acting: Acting, mid: uuid.UUID, expected_revision: int | None
+) -> DeletionCertificate:
+    """Remove a memory with its vectors, postings, history and relations, the memories derived from it, the
+    receipts holding copies of it, its audit events and the vault values only it held; mend its chain; leave
+    a tombstone without content, and certify what went (SPEC 6.5)."""
     who.require(Action.DELETE)
     journal = q.Journal()
-    async with engram.db.tenant(who.tenant_id) as conn:
-        await locked(conn, who, acting, who.tenant_id, mid, expected_revision)
-        gone, mended, how = await chains.delete(conn, who.tenant_id, mid)
+    tenant_id = who.tenant_id
+    async with engram.db.tenant(tenant_id) as conn:
+        await locked(conn, who, acting, tenant_id, mid, expected_revision)
+        rows = await forget_store.memory_and_derived(conn, tenant_id, mid)
+        ids = [r["id"] for r in rows]
+        derived = [i for i in ids if i != mid]
+        removed = await forget_store.count_cascaded(conn, tenant_id, ids)
+        removed["pii_vault"] = await _orphaned_values(conn, tenant_id, ids, rows)
+        removed.update(await forget_store.remove_memory_traces(conn, tenant_id, ids, derived))
+        gone, mended, how = await chains.delete(conn, tenant_id, mid)
+        removed["memories"] = 1 + removed.pop("derived_memories")
         for pred in mended:
             journal.record(pred, "restored" if how == "restored" else "superseded", f"memory.{how}",
                            {"because_deleted": str(mid)})  # fmt: skip
-        await journal.flush(conn, who.tenant_id, who.actor)
-        await _refresh(engram, conn, who.tenant_id, [gone["session_id"]])
+        await journal.flush(conn, tenant_id, who.actor)
+        await _refresh(engram, conn, tenant_id, [gone["session_id"]])
+        subject = f"memory:{mid}"
+        digest = certificate_digest(tenant_id, subject, removed, ids)
         tomb: dict[str, Any] = {
             "kind": gone["kind"], "revision": gone["revision"], "status": gone["status"],
             # who may learn that it was deleted (model.access.visible); no content
             "visibility": gone["visibility"], "user_id": gone["user_id"], "agent_id": gone["agent_id"],
-            "workflow_id": gone["workflow_id"],
+            "workflow_id": gone["workflow_id"], "removed": removed, "digest": digest,
         }  # fmt: skip
         current = gone["superseded_by"] or (mended[0] if how == "restored" and mended else None)
         if current is not None:
             tomb["current_id"] = str(current)
-        await q.write_audit(conn, who.tenant_id, who.actor, [("memory.deleted", mid, tomb)])
+        tombstone = new_id()
+        await q.write_audit(conn, tenant_id, who.actor, [("memory.deleted", mid, tomb)], ids=[tombstone])
+    engram.retriever.forget_corpus(tenant_id)
+    return DeletionCertificate(
+        tenant_id=tenant_id, subject=subject, removed=removed, memories=ids, completed_at=datetime.now(UTC),
+        caches_cleared=["corpus_statistics", "scope_sizes"], tombstone_id=tombstone, digest=digest,
+    )  # fmt: skip
+
+
+async def _orphaned_values(conn: Conn, tenant_id: str, ids: list[uuid.UUID], rows: list[dict[str, Any]]) -> int:
+    """The vault values behind the placeholders these memories hold that no other memory holds."""
+    held = {m.group() for r in rows for text in (r["content"], r["summary"] or "") for m in PLACEHOLDER.finditer(text)}
+    removed = 0
+    for text in sorted(held):
+        parsed = parse_placeholder(text)
+        if parsed is not None:
+            removed += await forget_store.remove_orphaned_value(conn, tenant_id, ids, parsed[0], parsed[1], text)
+    return removed
 
 
 async def _refresh(

@@ -20,6 +20,7 @@ from typing import Any
 from engram.errors import EngramError, NotFoundError, ValidationError
 from engram.model import Memory, MemoryPatch, WriteResult
 from engram.model.access import Action, Principal
+from engram.model.forget import DeletionCertificate
 from engram.model.recall import Relation, RelationInput
 from engram.model.validation import parse
 from engram.service import changes
@@ -156,11 +157,12 @@ class Engram(
         tenant: str | None = None,
         actor: str = "library",
         principal: Principal | None = None,
-    ) -> None:
-        """Remove a memory with its vectors, history and relations (reviewer or admin); an audit tombstone
-        without content stays, and its fact's chain is mended (docs/architecture.md)."""
+    ) -> DeletionCertificate:
+        """Remove a memory with its vectors, postings, history, relations, the memories derived from it and the
+        receipts holding copies of it (reviewer or admin); an audit tombstone without content stays, its fact's
+        chain is mended (docs/architecture.md), and the deletion certificate says what went (SPEC 6.5)."""
         who = self._who(tenant, principal, actor)
-        await changes.delete(self, who, who.acting(), _uuid(memory_id), expected_revision)
+        return await changes.delete(self, who, who.acting(), _uuid(memory_id), expected_revision)
 
     async def relate(
         self,

@@ -23,6 +23,33 @@ WITH RECURSIVE gone(id) AS (
 SELECT m.id, m.content, m.summary FROM gone JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = gone.id
 """
 
+# One memory and, transitively, the memories derived from it (summaries may repeat what it said).
+MEMORY_AND_DERIVED: LiteralString = """
+WITH RECURSIVE gone(id) AS (
+    SELECT %(memory_id)s::uuid
+    UNION
+    SELECT r.src_id FROM relations r JOIN gone g ON r.tenant_id = %(tenant_id)s AND r.dst_id = g.id
+     WHERE r.type = 'derived_from'
+)
+SELECT m.id, m.content, m.summary FROM gone JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = gone.id
+"""
+# Their audit events, and other events naming them (a relation to one of them, say).
+AUDIT_OF: LiteralString = """
+DELETE FROM audit_events a
+ WHERE a.tenant_id = %(tenant_id)s
+   AND (a.memory_id = ANY(%(ids)s)
+        OR EXISTS (SELECT 1 FROM unnest(%(texts)s::text[]) AS i(x) WHERE strpos(a.details::text, i.x) > 0))
+RETURNING a.id"""
+RECEIPTS_NAMING: LiteralString = """
+DELETE FROM recall_receipts r
+ WHERE r.tenant_id = %(tenant_id)s
+   AND EXISTS (SELECT 1 FROM unnest(%(texts)s::text[]) AS i(x)
+                WHERE strpos(r.selected::text, i.x) > 0 OR strpos(r.retrievers::text, i.x) > 0)
+RETURNING r.id"""
+DELETE_MEMORIES: LiteralString = (
+    "DELETE FROM memories WHERE tenant_id = %(tenant_id)s AND id = ANY(%(ids)s) RETURNING id"
+)
+
 # What goes with the memories by cascade (counted before, so the certificate can say it).
 CASCADED: dict[str, LiteralString] = {
     "memory_revisions": "SELECT count(*) AS n FROM memory_revisions WHERE tenant_id = %(tenant_id)s"
@@ -112,3 +139,20 @@ async def remove_orphaned_value(
 
 async def tombstone(conn: Conn, tenant_id: str, actor: str, event_id: uuid.UUID, details: dict[str, Any]) -> None:
     await conn.execute(TOMBSTONE, [tenant_id, event_id, actor, Jsonb(details)])
+
+
+async def memory_and_derived(conn: Conn, tenant_id: str, memory_id: uuid.UUID) -> list[dict[str, Any]]:
+    return await (await conn.execute(MEMORY_AND_DERIVED, {"tenant_id": tenant_id, "memory_id": memory_id})).fetchall()
+
+
+async def remove_memory_traces(
+    conn: Conn, tenant_id: str, ids: list[uuid.UUID], derived: list[uuid.UUID]
+) -> dict[str, int]:
+    """The receipts that hold copies of these memories, their audit events, and the derived memories (the
+    memory itself is the caller's, to mend its chain)."""
+    params = {"tenant_id": tenant_id, "ids": ids, "texts": [str(i) for i in ids]}
+    return {
+        "recall_receipts": len(await (await conn.execute(RECEIPTS_NAMING, params)).fetchall()),
+        "audit_events": len(await (await conn.execute(AUDIT_OF, params)).fetchall()),
+        "derived_memories": len(await (await conn.execute(DELETE_MEMORIES, {**params, "ids": derived})).fetchall()),
+    }

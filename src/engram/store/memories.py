@@ -252,14 +252,19 @@ class Journal:
 
 
 async def write_audit(
-    conn: Conn, tenant_id: str, actor: str, events: Sequence[tuple[str, uuid.UUID | None, dict[str, Any]]]
+    conn: Conn,
+    tenant_id: str,
+    actor: str,
+    events: Sequence[tuple[str, uuid.UUID | None, dict[str, Any]]],
+    ids: Sequence[uuid.UUID] | None = None,
 ) -> None:
+    """Record audit events (with these ids, when the caller must name them)."""
     await conn.execute(
         RECORD_AUDIT,
         [
             tenant_id,
             actor,
-            [new_id() for _ in events],
+            list(ids) if ids is not None else [new_id() for _ in events],
             [e[0] for e in events],
             [e[1] for e in events],
             [json.dumps(e[2], default=str) for e in events],
