@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -95,7 +97,10 @@ def service_url(owner_url: str) -> str:
 def settings_for(url: str, **kw: object) -> Settings:
     """Settings for a test database: the pool logs in as the service role, ``url`` (a superuser) owns it."""
     # Webhooks go to the tests' receivers on this machine (tests/receiver.py), which the default refuses.
-    options: dict[str, object] = {"vault_keys": TEST_VAULT_KEYS, "webhook_allowed_hosts": "127.0.0.1", **kw}
+    options: dict[str, object] = {
+        "vault_keys": TEST_VAULT_KEYS, "webhook_allowed_hosts": "127.0.0.1",
+        "subject_keys_dir": SUBJECT_KEYS / urlsplit(url).path.strip("/"), **kw,  # one per test database
+    }  # fmt: skip
     return Settings(
         database_url=service_url(url),
         owner_database_url=url,
@@ -103,6 +108,9 @@ def settings_for(url: str, **kw: object) -> Settings:
         **options,  # type: ignore[arg-type]
     )
 
+
+# Users' vault data keys of the test session: a directory per test database (files, as in production).
+SUBJECT_KEYS = Path(tempfile.mkdtemp(prefix="engram-subject-keys-"))
 
 # The vault key of every test database (32 bytes, base64): fixed, so that a test can open what it sealed.
 TEST_VAULT_KEYS = "test1:" + "dGVzdC12YXVsdC1rZXktMzItYnl0ZXMtZXhhY3RseSE="

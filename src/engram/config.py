@@ -120,6 +120,11 @@ class Settings(BaseSettings):
         "OTEL_EXPORTER_OTLP_ENDPOINT, else no traces.",
     )
     otel_service_name: str = Field(default="engram", description="service.name of the traces")
+    subject_keys_dir: Path | None = Field(
+        default=None,
+        description="Where users' vault data keys live, outside the database (default: <data_dir>/subject-keys); "
+        "forgetting a user deletes theirs.",
+    )
     vault_keys: SecretStr | None = Field(
         default=None,
         description="Keys of the PII vault: comma-separated id:base64 (32 random bytes each; `engram vault "

@@ -15,6 +15,7 @@ TENANT_TABLES = (
     "tenants", "memories", "memory_revisions", "memory_embeddings", "embedding_jobs", "relations", "audit_events",
     "api_keys", "search_postings", "recall_receipts", "pii_vault",
     "workflow_states", "workflow_state_revisions", "outbox_actions", "session_turns", "scheduled_runs",
+    "pii_vault_subjects",
 )  # fmt: skip
 
 

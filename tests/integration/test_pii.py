@@ -10,6 +10,7 @@ import os
 
 import psycopg
 import pytest
+from cryptography.exceptions import InvalidTag
 
 from engram import Engram, PermissionDenied, PolicyRejection
 from engram.errors import VaultLocked
@@ -213,3 +214,47 @@ async def test_a_rescan_masks_what_was_stored_before_the_policy(engram: Engram, 
     refused = await engram.rescan(batch=10)  # a placeholder is not personal data: only the raw value is refused
     assert (refused.quarantined, refused.masked) == (1, 0)
     assert (await engram.get(later.id)).status == "quarantined" and (await engram.get(raw.id)).status == "active"
+
+
+async def test_forgetting_a_user_destroys_their_vault_key_so_backups_cannot_open_their_values(
+    database_url: str,
+) -> None:
+    """Crypto-shredding: a user's values are sealed under their own key, kept outside the database. A copy of
+    the sealed rows taken before the forget (a backup) opens with that key before, and with nothing the
+    service still has after; another user's values are untouched."""
+    from engram.service.keyring import value_aad
+    from engram.service.subject_keys import open_sealed
+
+    async with await Engram.open(settings_for(database_url), tenant="acme", embedding=False) as engram:
+        await engram.update_admission_policy({"approval": "off"})
+        mine = await engram.remember("Write to ann.ward@example.com about the refund", user_id="u1")
+        theirs = await engram.remember("Write to bo.lind@example.net about the invoice", user_id="u2")
+        shared = await engram.remember("The helpdesk is helpdesk@example.org")  # no user: the tenant keyring
+        async with engram.db.owner() as conn:
+            query = "SELECT tenant_id, kind, ordinal, subject_key, sealed FROM pii_vault_subjects"
+            backup = await (await conn.execute(query)).fetchall()
+            tenant_rows = await (await conn.execute("SELECT kind, ordinal, sealed FROM pii_vault")).fetchall()
+        assert len(backup) == 2 and sum(r["sealed"] is None for r in tenant_rows) == 2  # only the users' keys
+        u1_key = engram.subject_keys.key_id("acme", "u1")
+        (u1_row,) = [r for r in backup if r["subject_key"] == u1_key]
+        dek = engram.subject_keys.dek(u1_key)
+        assert dek is not None
+        aad = value_aad("acme", u1_row["kind"], u1_row["ordinal"])
+        assert "ann.ward@example.com" in open_sealed(dek, aad, bytes(u1_row["sealed"]))
+        assert "ann.ward@example.com" in (await engram.get(mine.id, reveal=True)).content
+        assert all(b"ann.ward" not in p.read_bytes() for p in engram.subject_keys.folder.iterdir())
+
+        cert = await engram.forget_subject("u1")
+        assert cert.removed["subject_keys"] == 1 and cert.removed["pii_vault_subjects"] == 1
+        assert engram.subject_keys.dek(u1_key) is None  # gone from the key store
+        # The backup's sealed copy: the tenant keyring cannot open it, and no subject key the service has can.
+        with pytest.raises(VaultLocked):
+            engram.keyring.open("acme", u1_row["kind"], u1_row["ordinal"], engram.keyring.current.key_id,
+                                bytes(u1_row["sealed"]))  # fmt: skip
+        for path in engram.subject_keys.folder.glob("sk_*.key"):
+            other = engram.subject_keys.dek(path.stem)
+            assert other is not None
+            with pytest.raises(InvalidTag):
+                open_sealed(other, aad, bytes(u1_row["sealed"]))
+        assert "bo.lind@example.net" in (await engram.get(theirs.id, reveal=True)).content
+        assert "helpdesk@example.org" in (await engram.get(shared.id, reveal=True)).content

@@ -22,6 +22,7 @@ from engram.providers.gateway import EmbeddingGateway
 from engram.retrieval.engine import Retriever
 from engram.service.keyring import Keyring
 from engram.service.opening import connect_store
+from engram.service.subject_keys import SubjectKeys
 from engram.store import embeddings as emb
 from engram.store import reembed as reembed_store
 from engram.store.database import Database, metered
@@ -77,6 +78,7 @@ class Core:
         self.db = db
         self._settings = settings
         self._keyring: Keyring | None = None
+        self._subject_keys: SubjectKeys | None = None
         self.retriever = Retriever(db, gateway, inline_receipts=inline_receipts)
         self.gateway = gateway
         self.default_tenant = tenant
@@ -187,6 +189,15 @@ class Core:
                 Keyring.parse(keys.get_secret_value()) if keys is not None else Keyring.from_file(settings.data_dir)
             )
         return self._keyring
+
+    @property
+    def subject_keys(self) -> SubjectKeys:
+        """Users' vault data keys, in ``subject_keys_dir`` (default: the data directory's subject-keys)."""
+        if self._subject_keys is None:
+            settings = self._settings or Settings()
+            folder = settings.subject_keys_dir or settings.data_dir / "subject-keys"
+            self._subject_keys = SubjectKeys(folder, self.keyring)
+        return self._subject_keys
 
     def _who(self, tenant: str | None, principal: Principal | None, label: str = "library") -> Principal:
         """The caller: ``principal`` (whose tenant a ``tenant`` argument must not contradict), or the trusted

@@ -44,6 +44,10 @@ class Forgetting(Core):
             removed.update(await store.count_cascaded(conn, tenant_id, ids))
             held = {m.group() for r in rows for text in (r["content"], r["summary"] or "")
                     for m in PLACEHOLDER.finditer(text)}  # fmt: skip
+            # Their own vault key: their sealed copies, here and in every backup, open no more.
+            subject_key = self.subject_keys.key_id(tenant_id, user_id)
+            removed["pii_vault_subjects"] = await store.remove_copies(conn, tenant_id, subject_key)
+            removed["subject_keys"] = int(self.subject_keys.destroy(tenant_id, user_id))
             vault = 0
             for text in sorted(held):
                 parsed = parse_placeholder(text)

@@ -55,6 +55,9 @@ def _aad(tenant_id: str, kind: str, ordinal: int) -> bytes:
     return f"{tenant_id}\x00{kind}\x00{ordinal}".encode()
 
 
+value_aad = _aad  # for the per-subject copies (service/subject_keys.py): bound to their row the same way
+
+
 @dataclass(frozen=True)
 class Keyring:
     """The vault's keys, the current one first."""

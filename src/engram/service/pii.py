@@ -24,7 +24,8 @@ from engram.policy.pii import PLACEHOLDER, PREFIX, Found, find_structured, merge
 from engram.policy.pii import replace as replace_found
 from engram.service.admission import rejection
 from engram.service.core import Core
-from engram.service.keyring import Keyring
+from engram.service.keyring import Keyring, value_aad
+from engram.service.subject_keys import open_sealed, seal
 from engram.store import vault
 
 Key = tuple[str, str]  # (kind, normal form)
@@ -135,7 +136,12 @@ async def mask_items(
         keys: dict[Key, str] = {
             (f.kind, f.normal): f.value for _, found in to_mask for fs in found.values() for f in fs
         }
-        names = await assign(engram, tenant_id, keys)
+        holders: dict[Key, set[str | None]] = {}
+        for a, found in to_mask:  # who wrote each value: its copy is sealed under that user's own key
+            for fs in found.values():
+                for f in fs:
+                    holders.setdefault((f.kind, f.normal), set()).add(a.item.user_id)
+        names = await assign(engram, tenant_id, keys, holders)
         kept += [_masked(a, found, names) for a, found in to_mask]
     return sorted(kept, key=lambda a: a.index), refused
 
@@ -169,9 +175,14 @@ def _masked(a: Admitted, found: dict[str, list[Found]], names: dict[Key, str]) -
     return Admitted(a.index, item.model_copy(update=changes), _with(a.admission, reasons, masked))
 
 
-async def assign(engram: Core, tenant_id: str, values: dict[Key, str]) -> dict[Key, str]:
-    """A placeholder for each value: the one it has in the tenant's vault, else a new one (sealed now)."""
+async def assign(
+    engram: Core, tenant_id: str, values: dict[Key, str], holders: dict[Key, set[str | None]] | None = None
+) -> dict[Key, str]:
+    """A placeholder for each value: the one it has in the tenant's vault, else a new one. The value is sealed
+    under the data key of each user who wrote it (``holders``; ``service.subject_keys``), and under the
+    tenant's keyring only when a write without a user holds it."""
     ring = engram.keyring
+    holders = holders or {key: {None} for key in values}
     hashes = {key: ring.blind(tenant_id, *key) for key in values}
     wanted = [(key[0], h) for key, by_key in hashes.items() for h in by_key.values()]
     async with engram.db.tenant(tenant_id) as conn:
@@ -186,9 +197,23 @@ async def assign(engram: Core, tenant_id: str, values: dict[Key, str]) -> dict[K
             for kind, normal in missing:
                 last[kind] = last.get(kind, 0) + 1
                 ordinals[(kind, normal)] = last[kind]
-                key_id, sealed = ring.seal(tenant_id, kind, last[kind], _plain(normal, values[(kind, normal)]))
-                entries.append(vault.NewEntry(kind, last[kind], hashes[(kind, normal)][key_id], key_id, sealed))
+                shared: bytes | None = None
+                key_id = ring.current.key_id
+                if None in holders.get((kind, normal), {None}):
+                    key_id, shared = ring.seal(tenant_id, kind, last[kind], _plain(normal, values[(kind, normal)]))
+                entries.append(vault.NewEntry(kind, last[kind], hashes[(kind, normal)][key_id], key_id, shared))
             await vault.insert(conn, tenant_id, entries)
+        copies: list[vault.Copy] = []
+        for key, ordinal in ordinals.items():
+            plain = _plain(key[1], values[key])
+            for subject in sorted(s for s in holders.get(key, set()) if s is not None):
+                subject_key, dek = engram.subject_keys.ensure(tenant_id, subject)
+                copies.append(vault.Copy(key[0], ordinal, subject_key,
+                                         seal(dek, value_aad(tenant_id, key[0], ordinal), plain)))  # fmt: skip
+            if key not in missing and None in holders.get(key, set()):
+                key_id, shared = ring.seal(tenant_id, key[0], ordinal, plain)
+                await vault.seal_shared(conn, tenant_id, key[0], ordinal, key_id, shared)
+        await vault.add_copies(conn, tenant_id, copies)
         engram.vault_used.put(tenant_id, True)
     return {key: placeholder(key[0], ordinal) for key, ordinal in ordinals.items()}
 
@@ -209,15 +234,27 @@ def _plain(normal: str, value: str) -> str:
 
 
 async def values_of(engram: Core, tenant_id: str, placeholders: Sequence[str]) -> dict[str, str]:
-    """The real values behind these placeholders (VaultLocked when a key is missing)."""
+    """The real values behind these placeholders (VaultLocked when a key is missing). A value sealed only
+    under the keys of users since forgotten opens no more: its placeholder stays."""
     pairs = [p for p in (parse_placeholder(x) for x in placeholders) if p is not None]
     async with engram.db.tenant(tenant_id) as conn:
         rows = await vault.fetch(conn, tenant_id, pairs)
+        private = [(r.kind, r.ordinal) for r in rows if r.sealed is None]
+        copies = await vault.copies(conn, tenant_id, private)
     ring = engram.keyring
-    return {
-        placeholder(r.kind, r.ordinal): json.loads(ring.open(tenant_id, r.kind, r.ordinal, r.key_id, r.sealed))[1]
-        for r in rows
-    }
+    out: dict[str, str] = {}
+    for r in rows:
+        if r.sealed is not None:
+            out[placeholder(r.kind, r.ordinal)] = json.loads(
+                ring.open(tenant_id, r.kind, r.ordinal, r.key_id, r.sealed)
+            )[1]
+    for c in copies:
+        name = placeholder(c.kind, c.ordinal)
+        dek = engram.subject_keys.dek(c.subject_key)
+        if name in out or dek is None:
+            continue
+        out[name] = json.loads(open_sealed(dek, value_aad(tenant_id, c.kind, c.ordinal), c.sealed))[1]
+    return out
 
 
 def revealed(memory: Memory, values: dict[str, str]) -> Memory:
@@ -332,6 +369,7 @@ async def rotate(engram: Core, tenant_id: str, batch: int = 500) -> int:
             rows = await vault.not_under(conn, tenant_id, ring.current.key_id, batch)
             entries = []
             for r in rows:
+                assert r.sealed is not None  # not_under reads only the tenant-wide copies
                 normal, value = json.loads(ring.open(tenant_id, r.kind, r.ordinal, r.key_id, r.sealed))
                 key_id, sealed = ring.seal(tenant_id, r.kind, r.ordinal, _plain(normal, value))
                 value_hash = ring.blind(tenant_id, r.kind, normal)[key_id]
@@ -339,4 +377,5 @@ async def rotate(engram: Core, tenant_id: str, batch: int = 500) -> int:
             await vault.reseal(conn, tenant_id, entries)
         done += len(rows)
         if len(rows) < batch:
+            engram.subject_keys.rewrap()  # the users' data keys, wrapped under the current key too
             return done

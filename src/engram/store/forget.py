@@ -10,6 +10,7 @@ from typing import Any, LiteralString
 
 from psycopg.types.json import Jsonb
 
+from engram.store import vault
 from engram.store.database import Conn
 
 # The subject's memories and, transitively, the memories derived from them (``derived_from`` relations).
@@ -156,3 +157,8 @@ async def remove_memory_traces(
         "audit_events": len(await (await conn.execute(AUDIT_OF, params)).fetchall()),
         "derived_memories": len(await (await conn.execute(DELETE_MEMORIES, {**params, "ids": derived})).fetchall()),
     }
+
+
+async def remove_copies(conn: Conn, tenant_id: str, subject_key: str) -> int:
+    """The subject's sealed copies of vault values (useless once their key is gone, removed all the same)."""
+    return await vault.drop_copies(conn, tenant_id, subject_key)

@@ -35,7 +35,24 @@ SELECT v.kind, v.ordinal, v.key_id, v.sealed
 """
 NOT_UNDER: LiteralString = """
 SELECT kind, ordinal, key_id, sealed FROM pii_vault
- WHERE tenant_id = %s AND key_id <> %s ORDER BY kind, ordinal LIMIT %s
+ WHERE tenant_id = %s AND key_id <> %s AND sealed IS NOT NULL ORDER BY kind, ordinal LIMIT %s
+"""
+ADD_COPIES: LiteralString = """
+INSERT INTO pii_vault_subjects (tenant_id, kind, ordinal, subject_key, sealed)
+SELECT %s, * FROM unnest(%s::text[], %s::integer[], %s::text[], %s::bytea[])
+ON CONFLICT (tenant_id, kind, ordinal, subject_key) DO NOTHING
+"""
+COPIES: LiteralString = """
+SELECT c.kind, c.ordinal, c.subject_key, c.sealed
+  FROM pii_vault_subjects c JOIN unnest(%s::text[], %s::integer[]) AS w(kind, ordinal)
+       ON c.kind = w.kind AND c.ordinal = w.ordinal
+ WHERE c.tenant_id = %s
+"""
+DROP_COPIES: LiteralString = "DELETE FROM pii_vault_subjects WHERE tenant_id = %s AND subject_key = %s RETURNING kind"
+# A value held without a user gets its tenant-wide sealed copy (only under the key its hash is under).
+SEAL_SHARED: LiteralString = """
+UPDATE pii_vault SET sealed = %s WHERE tenant_id = %s AND kind = %s AND ordinal = %s AND key_id = %s
+   AND sealed IS NULL
 """
 RESEAL: LiteralString = """
 UPDATE pii_vault v SET value_hash = w.value_hash, key_id = w.key_id, sealed = w.sealed
@@ -53,6 +70,14 @@ class Sealed:
     kind: str
     ordinal: int
     key_id: str
+    sealed: bytes | None  # None: sealed only under the keys of the users who wrote it
+
+
+@dataclass(frozen=True)
+class Copy:
+    kind: str
+    ordinal: int
+    subject_key: str
     sealed: bytes
 
 
@@ -62,7 +87,7 @@ class NewEntry:
     ordinal: int
     value_hash: bytes
     key_id: str
-    sealed: bytes
+    sealed: bytes | None
 
 
 async def any_values(conn: Conn, tenant_id: str) -> bool:
@@ -104,13 +129,38 @@ async def fetch(conn: Conn, tenant_id: str, pairs: Sequence[tuple[str, int]]) ->
     if not pairs:
         return []
     rows = await (await conn.execute(FETCH, [[k for k, _ in pairs], [o for _, o in pairs], tenant_id])).fetchall()
-    return [Sealed(r["kind"], r["ordinal"], r["key_id"], bytes(r["sealed"])) for r in rows]
+    return [Sealed(r["kind"], r["ordinal"], r["key_id"], _bytes(r["sealed"])) for r in rows]
+
+
+def _bytes(value: bytes | None) -> bytes | None:
+    return bytes(value) if value is not None else None
+
+
+async def add_copies(conn: Conn, tenant_id: str, copies: Sequence[Copy]) -> None:
+    if copies:
+        await conn.execute(ADD_COPIES, [tenant_id, [c.kind for c in copies], [c.ordinal for c in copies],
+                                        [c.subject_key for c in copies], [c.sealed for c in copies]])  # fmt: skip
+
+
+async def copies(conn: Conn, tenant_id: str, pairs: Sequence[tuple[str, int]]) -> list[Copy]:
+    if not pairs:
+        return []
+    rows = await (await conn.execute(COPIES, [[k for k, _ in pairs], [o for _, o in pairs], tenant_id])).fetchall()
+    return [Copy(r["kind"], r["ordinal"], r["subject_key"], bytes(r["sealed"])) for r in rows]
+
+
+async def drop_copies(conn: Conn, tenant_id: str, subject_key: str) -> int:
+    return len(await (await conn.execute(DROP_COPIES, [tenant_id, subject_key])).fetchall())
+
+
+async def seal_shared(conn: Conn, tenant_id: str, kind: str, ordinal: int, key_id: str, sealed: bytes) -> None:
+    await conn.execute(SEAL_SHARED, [sealed, tenant_id, kind, ordinal, key_id])
 
 
 async def not_under(conn: Conn, tenant_id: str, key_id: str, limit: int) -> list[Sealed]:
     """Values sealed under another key than ``key_id`` (what a rotation has still to do)."""
     rows = await (await conn.execute(NOT_UNDER, [tenant_id, key_id, limit])).fetchall()
-    return [Sealed(r["kind"], r["ordinal"], r["key_id"], bytes(r["sealed"])) for r in rows]
+    return [Sealed(r["kind"], r["ordinal"], r["key_id"], _bytes(r["sealed"])) for r in rows]
 
 
 async def reseal(conn: Conn, tenant_id: str, entries: Sequence[NewEntry]) -> None:
