@@ -19,6 +19,7 @@ from engram.providers.base import Vector
 from engram.store import embeddings as emb
 from engram.store.embedded import EmbeddedPostgres
 from engram.store.migrate import migrate
+from tests.chat_server import ChatServer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -145,3 +146,13 @@ async def recorded(database_url: str) -> AsyncIterator[tuple[Engram, RecordingEm
         yield mem, embedder
     finally:
         await mem.close()
+
+
+@pytest.fixture
+def chat() -> Iterator[ChatServer]:
+    """A chat-completions endpoint on 127.0.0.1 answering from a script (tests/chat_server.py)."""
+    server = ChatServer()
+    try:
+        yield server
+    finally:
+        server.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -25,15 +25,6 @@ API_KEY = "sk-test-extract-0123"
 
 def candidates(*items: Any) -> Answer:
     return completion(json.dumps({"candidates": list(items)}))
-
-
-@pytest.fixture
-def chat() -> Iterator[ChatServer]:
-    server = ChatServer()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture
