@@ -28,6 +28,11 @@ async def test_versions_supersede_and_stay_readable(make_client: MakeClient) -> 
                                                     "kinds": ["procedural"]})  # fmt: skip
     items = recalled.json()["items"]
     assert items and items[0]["id"] == now["id"] and all(i["id"] != old["id"] for i in items)
+    # Asked for by name, among other procedures: the one in force, only.
+    await agent.put("/v1/procedures/refund-approval", json={"description": "refunds", "steps": ["Check the refund"]})
+    named = await agent.post("/v1/recall", json={"query": "refund steps", "kinds": ["procedural"],
+                                                 "metadata": {"procedure_name": "billing-dispute"}})  # fmt: skip
+    assert [i["id"] for i in named.json()["items"]] == [now["id"]]
 
 
 async def test_bad_procedures_name_the_field(make_client: MakeClient) -> None:

@@ -37,7 +37,9 @@ class Procedures(Reads):
                 return now
         item = {
             "content": given.content(name), "kind": "procedural", "visibility": "tenant", "fact_key": fact_key(name),
-            "source": {"type": "human_note"}, "metadata": {"procedure": given.model_dump(mode="json")},
+            "source": {"type": "human_note"},
+            # the name too: recall asks for the procedure in force by it (metadata {"procedure_name": name})
+            "metadata": {"procedure": given.model_dump(mode="json"), "procedure_name": name},
         }  # fmt: skip
         result = (await remember_many(self, who, [item], "sync", batch=False))[0]
         if isinstance(result, EngramError):
