@@ -128,12 +128,7 @@ class Core:
             if callable(load):
                 await asyncio.to_thread(load)
             await _register(db, embedder)
-            gateway = EmbeddingGateway(
-                embedder,
-                batch_size=settings.embedding_batch_size,
-                max_concurrency=settings.embedding_concurrency,
-                timeout=settings.embedding_timeout,
-            )
+            gateway = gateway_for(embedder, settings)
         except BaseException:
             await db.close()
             if embedded is not None:
@@ -249,14 +244,22 @@ class Core:
         _log.info("reads moved from %s to %s: embedding with %s now", old.model_id, embedder.model_id, moved["to_spec"])
 
     def _gateway_for(self, embedder: Embedder) -> EmbeddingGateway:
-        s = self.settings
-        return EmbeddingGateway(embedder, batch_size=s.embedding_batch_size, max_concurrency=s.embedding_concurrency,
-                                timeout=s.embedding_timeout)  # fmt: skip
+        return gateway_for(embedder, self.settings)
 
     @property
     def settings(self) -> Settings:
         """The settings Engram was opened with (the defaults when it was given none)."""
         return self._settings or Settings()
+
+
+def gateway_for(embedder: Embedder, settings: Settings) -> EmbeddingGateway:
+    """The embedder behind the batching, concurrency and time limits the settings give."""
+    return EmbeddingGateway(
+        embedder,
+        batch_size=settings.embedding_batch_size,
+        max_concurrency=settings.embedding_concurrency,
+        timeout=settings.embedding_timeout,
+    )
 
 
 async def _register(db: Database, embedder: Embedder) -> None:
