@@ -13,7 +13,6 @@ from engram.model.access import VISIBILITY_RANK, Acting, Action, Principal, visi
 from engram.model.forget import DeletionCertificate, certificate_digest
 from engram.model.ids import new_id
 from engram.model.text import content_hash
-from engram.policy.pii import PLACEHOLDER, parse_placeholder
 from engram.service.admission import admit_patch
 from engram.store import chains
 from engram.store import embeddings as emb
@@ -182,7 +181,7 @@ async def delete(
         ids = [r["id"] for r in rows]
         derived = [i for i in ids if i != mid]
         removed = await forget_store.count_cascaded(conn, tenant_id, ids)
-        removed["pii_vault"] = await _orphaned_values(conn, tenant_id, ids, rows)
+        removed["pii_vault"] = await forget_store.remove_orphaned_values(conn, tenant_id, ids, rows)
         removed.update(await forget_store.remove_memory_traces(conn, tenant_id, ids, derived))
         gone, mended, how = await chains.delete(conn, tenant_id, mid)
         removed["memories"] = 1 + removed.pop("derived_memories")
@@ -209,17 +208,6 @@ async def delete(
         tenant_id=tenant_id, subject=subject, removed=removed, memories=ids, completed_at=datetime.now(UTC),
         caches_cleared=["corpus_statistics", "scope_sizes"], tombstone_id=tombstone, digest=digest,
     )  # fmt: skip
-
-
-async def _orphaned_values(conn: Conn, tenant_id: str, ids: list[uuid.UUID], rows: list[dict[str, Any]]) -> int:
-    """The vault values behind the placeholders these memories hold that no other memory holds."""
-    held = {m.group() for r in rows for text in (r["content"], r["summary"] or "") for m in PLACEHOLDER.finditer(text)}
-    removed = 0
-    for text in sorted(held):
-        parsed = parse_placeholder(text)
-        if parsed is not None:
-            removed += await forget_store.remove_orphaned_value(conn, tenant_id, ids, parsed[0], parsed[1], text)
-    return removed
 
 
 async def _refresh(

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from engram.model.access import Action, Principal
 from engram.model.forget import DeletionCertificate, certificate_digest
 from engram.model.ids import check_scope_id, new_id
-from engram.policy.pii import PLACEHOLDER, parse_placeholder
 from engram.service.core import Core
 from engram.store import forget as store
+from engram.store import vault
 
 # Forgetting a large user reads and removes many rows: it may take longer than a request's statements.
 FORGET_TIMEOUT = {"statement_timeout": "300s"}
@@ -42,18 +42,11 @@ class Forgetting(Core):
             rows = await store.subject_memories(conn, tenant_id, user_id)
             ids = [r["id"] for r in rows]
             removed.update(await store.count_cascaded(conn, tenant_id, ids))
-            held = {m.group() for r in rows for text in (r["content"], r["summary"] or "")
-                    for m in PLACEHOLDER.finditer(text)}  # fmt: skip
             # Their own vault key: their sealed copies, here and in every backup, open no more.
             subject_key = self.subject_keys.key_id(tenant_id, user_id)
-            removed["pii_vault_subjects"] = await store.remove_copies(conn, tenant_id, subject_key)
+            removed["pii_vault_subjects"] = await vault.drop_copies(conn, tenant_id, subject_key)
             removed["subject_keys"] = int(self.subject_keys.destroy(tenant_id, user_id))
-            vault = 0
-            for text in sorted(held):
-                parsed = parse_placeholder(text)
-                if parsed is not None:
-                    vault += await store.remove_orphaned_value(conn, tenant_id, ids, parsed[0], parsed[1], text)
-            removed["pii_vault"] = vault
+            removed["pii_vault"] = await store.remove_orphaned_values(conn, tenant_id, ids, rows)
             params = {"tenant_id": tenant_id, "user_id": user_id, "ids": ids, "texts": [str(i) for i in ids]}
             for table in store.REMOVALS:
                 removed[table] = await store.remove(conn, table, params)

@@ -10,7 +10,7 @@ from typing import Any, LiteralString
 
 from psycopg.types.json import Jsonb
 
-from engram.store import vault
+from engram.policy.pii import PLACEHOLDER, parse_placeholder
 from engram.store.database import Conn
 
 # The subject's memories and, transitively, the memories derived from them (``derived_from`` relations).
@@ -159,6 +159,13 @@ async def remove_memory_traces(
     }
 
 
-async def remove_copies(conn: Conn, tenant_id: str, subject_key: str) -> int:
-    """The subject's sealed copies of vault values (useless once their key is gone, removed all the same)."""
-    return await vault.drop_copies(conn, tenant_id, subject_key)
+async def remove_orphaned_values(conn: Conn, tenant_id: str, ids: list[uuid.UUID], rows: list[dict[str, Any]]) -> int:
+    """The vault values behind the placeholders these memories (``rows``: content, summary) hold that no other
+    memory holds."""
+    held = {m.group() for r in rows for text in (r["content"], r["summary"] or "") for m in PLACEHOLDER.finditer(text)}
+    removed = 0
+    for text in sorted(held):
+        parsed = parse_placeholder(text)
+        if parsed is not None:
+            removed += await remove_orphaned_value(conn, tenant_id, ids, parsed[0], parsed[1], text)
+    return removed
