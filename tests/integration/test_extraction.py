@@ -14,6 +14,7 @@ import pytest
 from engram import Engram, PermissionDenied, PolicyRejection, ProviderError, ProviderTimeout, WriteResult
 from engram.extraction import ChatExtractor, ExtractionHints
 from engram.extraction.llm import retry_after
+from engram.providers.chat import ChatEndpoint
 from engram.providers.hashing import HashingEmbedder
 from tests.chat_server import MODEL, Answer, ChatServer, completion
 from tests.conftest import settings_for
@@ -29,7 +30,9 @@ def candidates(*items: Any) -> Answer:
 
 @pytest.fixture
 async def llm(chat: ChatServer) -> AsyncIterator[ChatExtractor]:
-    extractor = ChatExtractor(base_url=chat.url, model=MODEL, api_key=API_KEY, timeout=5, max_retry_wait=2)
+    extractor = ChatExtractor(
+        ChatEndpoint(base_url=chat.url, model=MODEL, api_key=API_KEY, timeout=5, max_retry_wait=2)
+    )
     try:
         yield extractor
     finally:
@@ -157,7 +160,7 @@ async def test_a_429_is_retried_after_retry_after(chat: ChatServer, llm: ChatExt
 
 async def test_a_long_retry_after_is_cut_to_the_bound(chat: ChatServer) -> None:
     chat.answer(Answer(503, b"busy", {"Retry-After": "3600"}), candidates())
-    quick = ChatExtractor(base_url=chat.url, model=MODEL, max_retry_wait=0.1)
+    quick = ChatExtractor(ChatEndpoint(base_url=chat.url, model=MODEL, max_retry_wait=0.1))
     try:
         started = time.monotonic()
         assert (await quick.extract("I live in Porto")).candidates == []
@@ -184,7 +187,7 @@ async def test_a_500_is_retried_once_then_an_error(chat: ChatServer, llm: ChatEx
 
 async def test_a_slow_endpoint_is_a_timeout(chat: ChatServer) -> None:
     chat.answer(Answer(delay=1.5, body=candidates().body))
-    slow = ChatExtractor(base_url=chat.url, model=MODEL, timeout=0.3)
+    slow = ChatExtractor(ChatEndpoint(base_url=chat.url, model=MODEL, timeout=0.3))
     try:
         with pytest.raises(ProviderTimeout, match="ENGRAM_LLM_TIMEOUT"):
             await slow.extract("I live in Porto")
@@ -196,7 +199,7 @@ async def test_an_unreachable_endpoint_is_a_provider_error() -> None:
     gone = ChatServer()
     url = gone.url
     gone.close()
-    extractor = ChatExtractor(base_url=url, model=MODEL, max_retry_wait=0.05)
+    extractor = ChatExtractor(ChatEndpoint(base_url=url, model=MODEL, max_retry_wait=0.05))
     try:
         with pytest.raises(ProviderError, match="unreachable"):
             await extractor.extract("I live in Porto")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pydantic
 
 from engram.errors import ProviderError
@@ -84,26 +83,12 @@ def candidates_of(
 class ChatExtractor:
     """Extraction by a chat model behind an OpenAI-compatible API."""
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        max_retry_wait: float = 10.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self._chat = ChatEndpoint(
-            base_url=base_url, model=model, api_key=api_key, timeout=timeout, max_retry_wait=max_retry_wait,
-            transport=transport,
-        )  # fmt: skip
-        self._model = model
-        self._url = self._chat.url
+    def __init__(self, chat: ChatEndpoint) -> None:
+        self._chat = chat
 
     @property
     def name(self) -> str:
-        return f"llm:{self._model}"
+        return f"llm:{self._chat.model}"
 
     async def extract(self, text: str, *, hints: ExtractionHints | None = None) -> Extraction:
         hints = hints or ExtractionHints()
@@ -115,7 +100,7 @@ class ChatExtractor:
             proposed, dropped = candidates_of(parsed, self.name, hints)
         except (ValueError, RecursionError) as exc:
             raise ProviderError(
-                f"chat endpoint {self._url} answered with text that is not the JSON asked for ({exc}): "
+                f"chat endpoint {self._chat.url} answered with text that is not the JSON asked for ({exc}): "
                 f"{shown(content)}; try a model that supports response_format json_object"
             ) from exc
         return bounded(self.name, proposed, dropped, hints)

@@ -15,7 +15,8 @@ from typing import Any
 
 import httpx
 
-from engram.errors import ProviderError, ProviderTimeout
+from engram.config import Settings
+from engram.errors import ProviderError, ProviderTimeout, ValidationError
 from engram.policy.secrets import without_secrets
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
@@ -146,3 +147,11 @@ class ChatEndpoint:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+def endpoint_from(settings: Settings, feature: str) -> ChatEndpoint:
+    """The configured chat endpoint (ENGRAM_LLM_*), for ``feature`` (the setting that asked for it)."""
+    if not settings.llm_url:
+        raise ValidationError(f"ENGRAM_LLM_URL must be set when {feature}=llm", field="llm_url")
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return ChatEndpoint(base_url=settings.llm_url, model=settings.llm_model, api_key=key, timeout=settings.llm_timeout)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engram.config import Settings
-from engram.errors import EngramError, ProviderError, ValidationError
+from engram.errors import EngramError, ProviderError
 from engram.lifecycle.buffer import Buffer, PostgresBuffer, RedisBuffer
 from engram.lifecycle.summarise import Condensed, ExtractiveSummariser, Summariser, Turn
 from engram.model import WriteResult
@@ -198,12 +198,7 @@ class Conversations(Core):
 def build_summariser(settings: Settings | None) -> Summariser:
     if settings is None or settings.summariser == "extractive":
         return ExtractiveSummariser()
-    if not settings.llm_url:
-        raise ValidationError("ENGRAM_LLM_URL must be set when ENGRAM_SUMMARISER=llm", field="llm_url")
     from engram.lifecycle.llm_summarise import ChatSummariser
-    from engram.providers.chat import ChatEndpoint
+    from engram.providers.chat import endpoint_from
 
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    return ChatSummariser(
-        ChatEndpoint(base_url=settings.llm_url, model=settings.llm_model, api_key=key, timeout=settings.llm_timeout)
-    )
+    return ChatSummariser(endpoint_from(settings, "ENGRAM_SUMMARISER"))
