@@ -31,13 +31,17 @@ class SubjectKeys:
         self.folder = folder
         self.keyring = keyring
         self._cache: dict[str, bytes] = {}
+        self._salt_bytes: bytes | None = None
 
     def _salt(self) -> bytes:
-        path = self.folder / _SALT
-        if not path.exists():
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._write_new(path, secrets.token_bytes(32))
-        return path.read_bytes()
+        """The directory's salt, read once (made the first time)."""
+        if self._salt_bytes is None:
+            path = self.folder / _SALT
+            if not path.exists():
+                self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self._write_new(path, secrets.token_bytes(32))
+            self._salt_bytes = path.read_bytes()
+        return self._salt_bytes
 
     @staticmethod
     def _write_new(path: Path, data: bytes) -> bool:
