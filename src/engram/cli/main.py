@@ -17,6 +17,7 @@ from engram import errors as e
 from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for
 from engram.cli.consolidate import consolidate
 from engram.cli.decay import decay
+from engram.cli.doctor import doctor
 from engram.cli.forget import forget
 from engram.cli.policy import policy_app
 from engram.cli.reembed import reembed
@@ -47,6 +48,7 @@ app.command()(forget)
 app.command()(consolidate)
 app.command()(decay)
 app.command()(reembed)
+app.command()(doctor)
 
 
 def _version(value: bool) -> None:
