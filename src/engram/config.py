@@ -114,6 +114,7 @@ class Settings(BaseSettings):
     )
     access_log: bool = Field(default=True, description="One JSON line per HTTP request on stderr (engram.access).")
     metrics: bool = Field(default=True, description="Serve Prometheus metrics at GET /metrics (unauthenticated).")
+    mcp: bool = Field(default=True, description="Serve MCP (streamable HTTP) at /mcp, behind the API keys.")
     otel_endpoint: str | None = Field(
         default=None,
         description="OTLP/HTTP endpoint for OpenTelemetry traces (e.g. http://collector:4318); unset: "
@@ -134,7 +135,7 @@ class Settings(BaseSettings):
     @field_validator("embedded_shared_buffers")
     @classmethod
     def _shared_buffers(cls, value: str) -> str:
-        from engram.store.embedded import shared_buffers_kb
+        from engram.sizing import shared_buffers_kb
 
         shared_buffers_kb(value)  # raises ValueError naming what is allowed
         return value

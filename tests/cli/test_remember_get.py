@@ -91,9 +91,12 @@ def test_recall_prints_items_or_the_packet(data_dir: Path, workdir: Path) -> Non
         == 0
     )
     assert _remember(data_dir, workdir, "Error 502 from the billing gateway means a bad deploy").returncode == 0
-    r = run_cli("recall", "Error 504", "--tenant", "acme", "--data-dir", data_dir, cwd=workdir)
+    r = run_cli("recall", "Error 504", "--tenant", "acme", "--json", "--data-dir", data_dir, cwd=workdir)
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
+    table = run_cli("recall", "Error 504", "--tenant", "acme", "--data-dir", data_dir, cwd=workdir)
+    assert table.stdout.splitlines()[1].split()[:3] == ["1", f"{result['items'][0]['score']:.3f}", "episodic"]
+    assert f"receipt {table.stdout.split('receipt ')[1].split()[0]}" in table.stdout
     assert "504" in result["items"][0]["content"] and result["receipt_id"]
     p = run_cli(
         "recall", "Error 504", "--tenant", "acme", "--packet", "--max-items", "1", "--data-dir", data_dir, cwd=workdir

@@ -57,7 +57,7 @@ async def test_external_database_must_be_migrated_first(empty_database_url: str)
 
 
 def test_embedded_server_gets_its_shared_buffers(pg_server: EmbeddedPostgres) -> None:
-    from engram.store.embedded import memory_bytes, shared_buffers_kb
+    from engram.sizing import memory_bytes, shared_buffers_kb
 
     with psycopg.connect(pg_server.admin_conninfo(), autocommit=True) as conn:
         row = conn.execute("SELECT pg_size_bytes(current_setting('shared_buffers')) / 1024").fetchone()

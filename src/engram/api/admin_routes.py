@@ -4,8 +4,7 @@ key may read the policy)."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,8 +17,8 @@ from engram.model.consolidation import ConsolidationReport, ConsolidationRequest
 from engram.model.forget import DeletionCertificate
 from engram.model.lifecycle import DecayReport, LifecyclePolicy
 from engram.model.tenant import TenantPatch, TenantSettings
+from engram.model.wire import RescanReport, ScheduledRun, VaultRotation
 from engram.service import Engram
-from engram.service.rescan import RescanReport
 
 router = APIRouter(dependencies=[Depends(known_query)], tags=["admin"])
 
@@ -86,10 +85,6 @@ async def rescan(body: RescanRequest, engram: EngramDep, caller: Caller) -> Resc
     return await engram.rescan(batch=body.batch, cursor=body.cursor, principal=caller)
 
 
-class VaultRotation(BaseModel):
-    resealed: int = Field(description="Vault values sealed again under the current key")
-
-
 @router.post("/v1/vault:rotate", response_model=VaultRotation, tags=["admission"])
 async def rotate_vault(engram: EngramDep, caller: Caller) -> VaultRotation:
     """Seal the tenant's PII vault values again under the current key (the first of ENGRAM_VAULT_KEYS), so
@@ -137,17 +132,6 @@ class DecayRequest(BaseModel):
 async def run_decay(body: DecayRequest, engram: EngramDep, caller: Caller) -> DecayReport:
     """One decay pass now (admin): archive what fell below the threshold, expire what the rules end."""
     return await engram.decay(dry_run=body.dry_run, principal=caller)
-
-
-class ScheduledRun(BaseModel):
-    job: str
-    next_run_at: datetime
-    leased_until: datetime | None
-    runs: int
-    last_started_at: datetime | None
-    last_finished_at: datetime | None
-    last_result: dict[str, Any] | None
-    last_error: str | None
 
 
 @router.get("/v1/admin/jobs", response_model=list[ScheduledRun], tags=["lifecycle"])

@@ -35,12 +35,18 @@ def create_app(
     run_worker: bool = True,
     enrichment_interval: float = 1.0,
     max_body_bytes: int | None = None,
+    local_token: str | None = None,
 ) -> FastAPI:
     """Build the app. Given an open ``engram`` it uses it (and leaves closing it to the caller);
     otherwise it opens one from ``settings`` on start-up and closes it on shutdown. With ``run_worker`` the
     background jobs (enrichment, the outbox) run inside the app; ``engram serve --no-jobs`` leaves them to
-    ``engram worker`` processes."""
+    ``engram worker`` processes. ``local_token`` is the CLI's token on this machine (engram.discovery)."""
     settings = settings or Settings()
+    mcp_route, mcp_sessions = None, None
+    if settings.mcp:
+        from engram.mcp.http import mount
+
+        mcp_route, mcp_sessions = mount(lambda: app.state.engram, settings.host)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -53,7 +59,11 @@ def create_app(
         for worker in workers:
             worker.start()
         try:
-            yield
+            if mcp_sessions is not None:
+                async with mcp_sessions():
+                    yield
+            else:
+                yield
         finally:
             for worker in workers:
                 await worker.stop()
@@ -72,6 +82,7 @@ def create_app(
     )
     if engram is not None:
         app.state.engram = engram  # usable without running the lifespan (tests, embedding in other apps)
+    app.state.local_token = local_token
     errors.install(app)
     app.include_router(routes.router)
     app.include_router(admin_routes.router)
@@ -85,4 +96,6 @@ def create_app(
     app.add_middleware(AccessLog)  # outermost: it sees (and times) every answer, the guard's refusals included
     if settings.metrics:
         app.include_router(metrics_routes.router)
+    if mcp_route is not None:  # streamable HTTP for MCP clients, behind the same API keys (docs/mcp.md)
+        app.router.routes.append(mcp_route)
     return app

@@ -3,39 +3,17 @@ policy like any other write (or, with ``dry_run``, only screened by it)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, Field
 
 from engram.api.errors import error_body
 from engram.api.guard import known_query
 from engram.api.routes import Caller, EmbedParam, EngramDep
-from engram.api.schemas import WriteResponse
 from engram.errors import EngramError
-from engram.extraction import Candidate, Dropped, ExtractRequest
+from engram.extraction import ExtractRequest
 from engram.model import WriteResult
-from engram.model.decision import Admission
+from engram.model.wire import ExtractedItem, ExtractResponse, WriteResponse
 
 router = APIRouter(dependencies=[Depends(known_query)], tags=["memories"])
-
-
-class ExtractedItem(BaseModel):
-    index: int
-    candidate: Candidate = Field(description="As admission leaves it: a secret is redacted")
-    admission: Admission = Field(description="The write's decision; in a dry run, the policy's preview")
-    ok: bool = Field(description="Written (or, in a dry run, would be admitted)")
-    result: WriteResponse | None = Field(default=None, description="The write's answer (not in a dry run)")
-    error: dict[str, Any] | None = Field(default=None, description="Why the write was refused")
-
-
-class ExtractResponse(BaseModel):
-    extractor: str = Field(description="rules, or llm:<model>")
-    dry_run: bool
-    created: int
-    failed: int
-    candidates: list[ExtractedItem]
-    dropped: list[Dropped] = Field(description="What the extractor proposed that was not valid, and why")
 
 
 @router.post("/v1/memories:extract", response_model=ExtractResponse)

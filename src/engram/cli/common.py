@@ -41,6 +41,13 @@ DataDir = Annotated[
     typer.Option("--data-dir", help="Embedded database directory (env ENGRAM_DATA_DIR).", show_default=False),
 ]
 Tenant = Annotated[str, typer.Option("--tenant", "-t", help="Tenant id.")]
+# Commands that may go through a server: the key given in ENGRAM_API_KEY names the tenant there.
+OptionalTenant = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant", "-t", help="Tenant id (not needed with ENGRAM_API_KEY: the key names it).", show_default=False
+    ),
+]
 
 
 def exit_code(exc: e.EngramError) -> int:
@@ -51,14 +58,14 @@ def settings_for(data_dir: Path | None, **overrides: Any) -> Settings:
     """Settings from the environment, with command-line options on top."""
     import pydantic
 
-    from engram.model.validation import from_pydantic
-
     values = {k: v for k, v in overrides.items() if v is not None}
     if data_dir is not None:
         values["data_dir"] = data_dir
     try:
         return Settings(**values)
     except pydantic.ValidationError as exc:
+        from engram.model.validation import from_pydantic
+
         problem = from_pydantic(exc)
         err.print(f"[bold red]error[/]: invalid setting {problem.message}", highlight=False, markup=True)
         raise typer.Exit(2) from None

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from engram.cli.common import DataDir, Tenant, out, run, settings_for
 from engram.config import Settings
-from engram.model.consolidation import ConsolidationReport
+
+if TYPE_CHECKING:
+    from engram.model.consolidation import ConsolidationReport
 
 
 def consolidate(

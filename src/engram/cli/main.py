@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import socket
@@ -13,14 +14,19 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from engram import discovery
 from engram import errors as e
 from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for
+from engram.cli.completion import completion
 from engram.cli.consolidate import consolidate
 from engram.cli.decay import decay
 from engram.cli.doctor import doctor
 from engram.cli.forget import forget
+from engram.cli.mcp import mcp
+from engram.cli.memories import get, list_memories, recall, remember
 from engram.cli.policy import policy_app
 from engram.cli.reembed import reembed
+from engram.cli.transfer import export_memories, import_memories
 from engram.cli.vault import vault_app
 from engram.cli.worker import worker
 from engram.config import Settings
@@ -49,6 +55,14 @@ app.command()(consolidate)
 app.command()(decay)
 app.command()(reembed)
 app.command()(doctor)
+app.command()(completion)
+app.command()(mcp)
+app.command()(remember)
+app.command()(get)
+app.command("list")(list_memories)
+app.command()(recall)
+app.command("import")(import_memories)
+app.command("export")(export_memories)
 
 
 def _version(value: bool) -> None:
@@ -129,7 +143,10 @@ async def _serve(settings: Settings, *, jobs: bool = True) -> None:
         sock.close()
         raise
     try:
-        app = create_app(engram, settings, run_worker=jobs, enrichment_interval=settings.enrichment_interval)
+        token = discovery.new_token()
+        app = create_app(
+            engram, settings, run_worker=jobs, enrichment_interval=settings.enrichment_interval, local_token=token
+        )
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
         server = Server(config)
         url = f"http://{settings.host}:{settings.port}"
@@ -140,10 +157,21 @@ async def _serve(settings: Settings, *, jobs: bool = True) -> None:
             f"{data_opt}",
             highlight=False,
         )
+        discovery.publish(settings.data_dir, _local_url(settings.host, settings.port), token)
         await server.serve(sockets=[sock])
     finally:
+        discovery.withdraw(settings.data_dir)
         sock.close()
         await engram.close()
+
+
+def _local_url(host: str, port: int) -> str:
+    """How a client on this machine reaches a server bound to ``host``."""
+    if host in ("0.0.0.0", ""):  # noqa: S104 - a comparison, not a bind
+        return f"http://127.0.0.1:{port}"
+    if host == "::":
+        return f"http://[::1]:{port}"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -237,85 +265,6 @@ def keys_revoke(
     """Revoke a key (takes effect within 10 seconds on running servers)."""
     run(admin_call(settings_for(data_dir), lambda m: m.revoke_key(key_id, tenant=tenant)))
     out.print(f"revoked {key_id}")
-
-
-# --- quick use -----------------------------------------------------------------------------------------
-
-
-@app.command()
-def remember(
-    content: Annotated[str, typer.Argument(help="The memory's text.")],
-    tenant: Tenant,
-    kind: Annotated[str, typer.Option(help="working, episodic, semantic or procedural.")] = "episodic",
-    fact_key: Annotated[str | None, typer.Option(help="Stable key; a new value supersedes the old.")] = None,
-    user_id: Annotated[str | None, typer.Option()] = None,
-    agent_id: Annotated[str | None, typer.Option()] = None,
-    external_id: Annotated[str | None, typer.Option(help="Idempotency key.")] = None,
-    tag: Annotated[list[str] | None, typer.Option(help="Repeatable.")] = None,
-    confidence: Annotated[float | None, typer.Option()] = None,
-    importance: Annotated[float | None, typer.Option()] = None,
-    data_dir: DataDir = None,
-) -> None:
-    """Write one memory and print the write result as JSON."""
-    fields: dict[str, Any] = {
-        "content": content,
-        "kind": kind,
-        "fact_key": fact_key,
-        "user_id": user_id,
-        "agent_id": agent_id,
-        "external_id": external_id,
-        "tags": tag or [],
-        "confidence": confidence,
-        "importance": importance,
-    }
-    item = {k: v for k, v in fields.items() if v is not None}
-    result = run(
-        _with_engram(settings_for(data_dir), lambda m: m.remember(item, tenant=tenant, actor="cli"), create=True)
-    )
-    print(result.model_dump_json(indent=2, exclude={"memory"}))
-
-
-@app.command()
-def get(
-    memory_id: Annotated[str, typer.Argument(help="The memory's id.")],
-    tenant: Tenant,
-    reveal: Annotated[bool, typer.Option("--reveal", help="Personal data in place of its placeholders.")] = False,
-    data_dir: DataDir = None,
-) -> None:
-    """Print one memory as JSON."""
-    mem = run(
-        _with_engram(settings_for(data_dir), lambda m: m.get(memory_id, tenant=tenant, reveal=reveal), embedding=False)
-    )
-    print(mem.model_dump_json(indent=2))
-
-
-async def _with_engram(settings: Settings, action: Any, *, embedding: bool = True, create: bool = False) -> Any:
-    from engram.service import Engram
-
-    async with await Engram.open(settings, embedding=embedding, create=create) as engram:
-        return await action(engram)
-
-
-@app.command()
-def recall(
-    query: Annotated[str, typer.Argument(help="What the agent is trying to do or answer.")],
-    tenant: Tenant,
-    user_id: Annotated[str | None, typer.Option(help="Acting for this user.")] = None,
-    max_items: Annotated[int, typer.Option(help="At most this many memories.")] = 10,
-    max_tokens: Annotated[int, typer.Option(help="Token budget of the packet.")] = 2000,
-    preset: Annotated[str, typer.Option(help="hybrid, dense or lexical.")] = "hybrid",
-    packet: Annotated[bool, typer.Option("--packet", help="Print only the prompt packet.")] = False,
-    data_dir: DataDir = None,
-) -> None:
-    """Recall memories for a query; prints the result as JSON (or just the prompt packet)."""
-    request = {"query": query, "user_id": user_id, "max_items": max_items, "max_tokens": max_tokens, "preset": preset}
-    result = run(
-        _with_engram(
-            settings_for(data_dir),
-            lambda m: m.recall({k: v for k, v in request.items() if v is not None}, tenant=tenant, actor="cli"),
-        )
-    )
-    print(result.packet if packet else result.model_dump_json(indent=2))
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
@@ -587,6 +536,10 @@ def _print_bench(title: str, result: dict[str, Any], as_json: bool) -> None:
 
 
 def main() -> None:
+    if "_ENGRAM_COMPLETE" in os.environ:  # the shell asks for completions (`engram completion`)
+        from typer._completion_classes import completion_init
+
+        completion_init()  # what add_completion=True would do, without --install-completion on every command
     try:
         app()
     except KeyboardInterrupt:

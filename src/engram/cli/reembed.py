@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from engram.cli.common import DataDir, err, out, run, settings_for
 from engram.config import Settings
-from engram.model.reembed import ReembedStatus
+
+if TYPE_CHECKING:
+    from engram.model.reembed import ReembedStatus
 
 
 def reembed(

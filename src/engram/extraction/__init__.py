@@ -2,7 +2,10 @@
 memories, by rules (always available) or by an LLM behind an OpenAI-compatible chat endpoint. Candidates are
 proposals: ``Engram.extract`` writes them through the whole admission policy, like any other write."""
 
-from engram.extraction.base import (
+from engram.extraction.factory import build_extractor
+from engram.extraction.llm import ChatExtractor
+from engram.extraction.rules import RuleExtractor
+from engram.model.extraction import (
     MAX_TEXT_CHARS,
     Candidate,
     Dropped,
@@ -12,9 +15,6 @@ from engram.extraction.base import (
     ExtractRequest,
     to_input,
 )
-from engram.extraction.factory import build_extractor
-from engram.extraction.llm import ChatExtractor
-from engram.extraction.rules import RuleExtractor
 
 __all__ = [
     "MAX_TEXT_CHARS",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from engram.config import Settings
-from engram.extraction.base import Extractor
 from engram.extraction.rules import RuleExtractor
+from engram.model.extraction import Extractor
 
 
 def build_extractor(settings: Settings) -> Extractor:

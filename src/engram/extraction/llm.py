@@ -13,7 +13,7 @@ from typing import Any
 import pydantic
 
 from engram.errors import ProviderError
-from engram.extraction.base import Candidate, Dropped, Extraction, ExtractionHints, bounded
+from engram.model.extraction import Candidate, Dropped, Extraction, ExtractionHints, bounded
 from engram.model.validation import describe, field_path
 from engram.policy.secrets import without_secrets
 from engram.providers.chat import ChatEndpoint, json_of, retry_after, shown

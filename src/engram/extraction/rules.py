@@ -15,7 +15,7 @@ from typing import Literal
 
 import pydantic
 
-from engram.extraction.base import Candidate, Dropped, Extraction, ExtractionHints, bounded
+from engram.model.extraction import Candidate, Dropped, Extraction, ExtractionHints, bounded
 from engram.model.memory import Kind
 from engram.model.validation import describe
 from engram.policy import value

@@ -5,13 +5,12 @@ refuse is quarantined, with the reasons, for a reviewer. Nothing is deleted, and
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
-
 from engram.errors import ValidationError
 from engram.model import MemoryInput
 from engram.model.access import Action, Principal
 from engram.model.admission import Admitted
 from engram.model.decision import Admission
+from engram.model.wire import RescanReport
 from engram.policy import admit
 from engram.service import pii
 from engram.service.admission import ADMITTED_FIELDS, policy_of
@@ -19,14 +18,6 @@ from engram.service.core import Core
 from engram.store import embeddings as emb
 from engram.store import listing
 from engram.store import memories as q
-
-
-class RescanReport(BaseModel):
-    scanned: int = Field(description="Active memories checked in this call")
-    redacted: int = Field(description="Memories whose secrets were redacted (a new revision, embedded again)")
-    masked: int = Field(0, description="Memories whose personal data became placeholders (a new revision)")
-    quarantined: int = Field(description="Memories the policy now quarantines or refuses: quarantined")
-    next_cursor: str | None = Field(description="Pass back as cursor to go on; null when every memory is done")
 
 
 def _changes(item: MemoryInput, admitted: MemoryInput) -> dict[str, object]:
