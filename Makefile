@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test check lint types unit install install-test clean
+.PHONY: run test check lint types unit install install-test clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,11 @@ unit: install-test
 
 check: lint types
 
-test: lint types
+# The browser tests drive Debian's Chromium (Playwright never downloads one): installed here when missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
+
+test: lint types chromium
 	$(BIN)/pytest -q
 
 clean:

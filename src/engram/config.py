@@ -114,6 +114,7 @@ class Settings(BaseSettings):
     )
     access_log: bool = Field(default=True, description="One JSON line per HTTP request on stderr (engram.access).")
     metrics: bool = Field(default=True, description="Serve Prometheus metrics at GET /metrics (unauthenticated).")
+    ui: bool = Field(default=True, description="Serve the review UI at /ui (reviewer and admin keys sign in).")
     mcp: bool = Field(default=True, description="Serve MCP (streamable HTTP) at /mcp, behind the API keys.")
     otel_endpoint: str | None = Field(
         default=None,

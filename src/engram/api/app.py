@@ -96,6 +96,10 @@ def create_app(
     app.add_middleware(AccessLog)  # outermost: it sees (and times) every answer, the guard's refusals included
     if settings.metrics:
         app.include_router(metrics_routes.router)
+    if settings.ui:
+        from engram import ui
+
+        ui.install(app)
     if mcp_route is not None:  # streamable HTTP for MCP clients, behind the same API keys (docs/mcp.md)
         app.router.routes.append(mcp_route)
     return app

@@ -57,7 +57,8 @@ class RequestGuard:
             if len(body) > self.max_body_bytes:
                 await _reply(send, 413, "payload_too_large", self._too_large(None), None)
                 return
-        if body and scope["method"] in _WITH_BODY and not _is_json(headers.get("content-type", "")):
+        content_type = headers.get("content-type", "")
+        if body and scope["method"] in _WITH_BODY and not _is_json(content_type) and not _ui_form(scope, content_type):
             await _reply(
                 send, 415, "unsupported_media_type",
                 f"send the body as JSON with Content-Type: application/json (got {headers.get('content-type')!r})",
@@ -81,6 +82,12 @@ class RequestGuard:
             f"the request body is larger than {self.max_body_bytes} bytes{got} (ENGRAM_MAX_BODY_BYTES): send fewer "
             "items per batch"
         )
+
+
+def _ui_form(scope: Scope, content_type: str) -> bool:
+    """The review UI's forms (the only place the API takes anything but JSON)."""
+    form = content_type.split(";", 1)[0].strip().lower() == "application/x-www-form-urlencoded"
+    return form and str(scope.get("path", "")).startswith("/ui/")
 
 
 def _is_json(content_type: str) -> bool:

@@ -147,6 +147,10 @@ async def list_memories(
     fact_key: Annotated[str | None, Query(max_length=200, pattern=r"^[\w.:/@\-]+$")] = None,
     external_id: Annotated[str | None, Query(max_length=256)] = None,
     tag: Annotated[list[str], Query(description="Repeat to require several tags", max_length=64)] = [],  # noqa: B006
+    contains: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description="Only memories whose content holds this text (any case)"),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
     reveal: Reveal = False,
@@ -158,6 +162,7 @@ async def list_memories(
         limit=limit,
         cursor=cursor,
         tags=tag,
+        contains=contains,
         kind=kind,
         status=status,
         user_id=user_id,

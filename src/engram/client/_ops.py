@@ -115,11 +115,13 @@ def list_memories(
     session_id: str | None = None,
     fact_key: str | None = None,
     external_id: str | None = None,
+    contains: str | None = None,
 ) -> Call[MemoryPage]:
     """A page of memories, newest first, filtered (all filters must match); pass ``next_cursor`` back."""
     params = query(
         limit=limit, cursor=cursor, tag=[*tags], reveal=reveal, kind=kind, status=status, user_id=user_id,
         agent_id=agent_id, workflow_id=workflow_id, session_id=session_id, fact_key=fact_key, external_id=external_id,
+        contains=contains,
     )  # fmt: skip
     return Call("GET", "/v1/memories", "engram.model:MemoryPage", params)
 

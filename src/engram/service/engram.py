@@ -39,6 +39,7 @@ from engram.service.procedures import Procedures
 from engram.service.reads import Reads
 from engram.service.reembed import Reembedding
 from engram.service.rescan import Rescans
+from engram.service.review import Review
 from engram.service.workflows import Workflows
 from engram.service.writes import EmbedMode, MemoryLike, remember_many
 from engram.store import memories as q
@@ -48,6 +49,7 @@ from engram.store import relations
 class Engram(
     Actions,
     Procedures,
+    Review,
     Reads,
     Administration,
     Admissions,

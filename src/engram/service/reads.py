@@ -75,10 +75,12 @@ class Reads(Core):
         cursor: str | None = None,
         tags: Sequence[str] = (),
         reveal: bool = False,
+        contains: str | None = None,
         **filters: str | None,
     ) -> MemoryPage:
         """Memories newest first, filtered by any of kind, status, user_id, agent_id, workflow_id,
-        session_id, fact_key, external_id and tags (all must match); an agent sees only what it may (its
+        session_id, fact_key, external_id, tags and ``contains`` (text in the content, any case; all must
+        match); an agent sees only what it may (its
         user_id, agent_id and workflow_id filters are also whom it acts as)."""
         who = self._who(tenant, principal)
         who.require(Action.READ)
@@ -103,7 +105,14 @@ class Reads(Core):
             )
         async with self.db.tenant(who.tenant_id) as conn:
             items, next_cursor = await listing.list_page(
-                conn, who.tenant_id, filters=clean, tags=tags, limit=limit, cursor=cursor, acting=acting
+                conn,
+                who.tenant_id,
+                filters=clean,
+                tags=tags,
+                limit=limit,
+                cursor=cursor,
+                acting=acting,
+                contains=contains or None,
             )
         if reveal:
             items = await self._revealed(who, items)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any, LiteralString
@@ -75,8 +76,10 @@ async def list_page(
     limit: int,
     cursor: str | None,
     acting: Acting | None = None,
+    contains: str | None = None,
 ) -> tuple[list[Memory], str | None]:
-    """A page of memories, newest first; with ``acting``, only those visible acting so."""
+    """A page of memories, newest first; with ``acting``, only those visible acting so; with ``contains``,
+    only those whose content holds that text (any case)."""
     conds: list[sql.Composable] = [sql.SQL("tenant_id = %(tenant_id)s")]
     params: dict[str, Any] = {"tenant_id": tenant_id, "limit": limit + 1}
     for name in LIST_FILTERS:
@@ -86,6 +89,9 @@ async def list_page(
     if tags:
         conds.append(sql.SQL("tags @> %(tags)s"))
         params["tags"] = list(tags)
+    if contains:
+        conds.append(sql.SQL("content ILIKE %(contains)s"))
+        params["contains"] = "%" + re.sub(r"([\\%_])", r"\\\1", contains) + "%"
     if cursor:
         conds.append(sql.SQL("id < %(cursor)s"))
         params["cursor"] = decode_cursor(cursor)
