@@ -20,6 +20,7 @@ from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settin
 from engram.cli.completion import completion
 from engram.cli.consolidate import consolidate
 from engram.cli.decay import decay
+from engram.cli.demo import demo
 from engram.cli.doctor import doctor
 from engram.cli.forget import forget
 from engram.cli.mcp import mcp
@@ -57,6 +58,7 @@ app.command()(reembed)
 app.command()(doctor)
 app.command()(completion)
 app.command()(mcp)
+app.command()(demo)
 app.command()(remember)
 app.command()(get)
 app.command("list")(list_memories)
