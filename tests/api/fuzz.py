@@ -636,6 +636,40 @@ def response_problem(status: int, content_type: str, content: bytes, *, json_suc
     return None
 
 
+def _validator(pointer: str) -> Any:
+    """A JSON Schema validator for the schema at ``pointer`` in SPEC (its $refs resolved within SPEC)."""
+    if pointer not in _VALIDATORS:
+        from jsonschema import Draft202012Validator
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT202012
+
+        registry = Registry().with_resource("urn:engram-spec", Resource.from_contents(SPEC, DRAFT202012))
+        _VALIDATORS[pointer] = Draft202012Validator({"$ref": f"urn:engram-spec#{pointer}"}, registry=registry)
+    return _VALIDATORS[pointer]
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def conformance_problem(label: str, status: int, content_type: str, content: bytes) -> str | None:
+    """Why this response is not what the OpenAPI document says the operation answers, or None: its status must
+    be documented, and a JSON body must validate against the schema documented for that status."""
+    method, path = label.split(" [", 1)[0].split(" ", 1)
+    responses = SPEC["paths"][path][method.lower()]["responses"]
+    if str(status) not in responses:
+        return f"status {status} is not documented for {label} (documented: {', '.join(sorted(responses))})"
+    media = responses[str(status)].get("content", {}).get("application/json")
+    if media is None or "schema" not in media or not content or "json" not in content_type:
+        return None
+    escaped = path.replace("~", "~0").replace("/", "~1")
+    pointer = f"/paths/{escaped}/{method.lower()}/responses/{status}/content/application~1json/schema"
+    errors = sorted(_validator(pointer).iter_errors(json.loads(content)), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = "/".join(str(p) for p in errors[0].absolute_path) or "(the body)"
+        return f"status {status}: the body does not match the documented schema at {where}: {errors[0].message[:300]}"
+    return None
+
+
 # --- the server's side of a failure ---------------------------------------------------------------------------
 
 

@@ -191,6 +191,7 @@ class World:
             "no response: an exception escaped the app"
             if status is None
             else fuzz.response_problem(status, content_type, content, json_success=api)
+            or fuzz.conformance_problem(label, status, content_type, content)
         )
         if problem is not None:
             failures.add(label, request, status, content.decode("utf-8", "replace"), problem, tb)

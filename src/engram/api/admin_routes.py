@@ -49,6 +49,7 @@ async def revoke_key(key_id: uuid.UUID, engram: EngramDep, caller: Caller) -> Ap
 
 @router.get("/v1/tenant", response_model=TenantSettings)
 async def get_tenant(engram: EngramDep, caller: Caller) -> TenantSettings:
+    """The tenant's settings: text search language and trust per source type."""
     return await engram.tenant_settings(principal=caller)
 
 

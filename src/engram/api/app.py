@@ -16,6 +16,7 @@ from engram.api import (
     errors,
     extract_routes,
     metrics_routes,
+    openapi,
     procedure_routes,
     routes,
     session_routes,
@@ -96,6 +97,7 @@ def create_app(
     app.add_middleware(AccessLog)  # outermost: it sees (and times) every answer, the guard's refusals included
     if settings.metrics:
         app.include_router(metrics_routes.router)
+    openapi.install(app)  # every field described, every error in the body the API really sends
     if settings.ui:
         from engram import ui
 

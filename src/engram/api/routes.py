@@ -129,6 +129,8 @@ async def get_memory(
     acting: ActingAs,
     reveal: Reveal = False,
 ) -> Memory:
+    """One memory: its content (personal data as placeholders unless reveal), scope, source, status and
+    revision (also the ETag, to send back as If-Match)."""
     mem = await engram.get(memory_id, principal=caller, reveal=reveal, **acting)
     response.headers["ETag"] = f'"{mem.revision}"'
     return mem
@@ -230,6 +232,7 @@ async def memory_history(
     caller: Caller,
     acting: ActingAs,
 ) -> list[HistoryEntry]:
+    """Every revision of a memory, oldest first, each a full snapshot with who changed what."""
     return await engram.history(memory_id, principal=caller, **acting)
 
 
@@ -272,6 +275,8 @@ async def create_relation(
 
 @router.get("/healthz", response_model=Health, tags=["ops"])
 async def healthz(engram: EngramDep, response: Response) -> Health:
+    """Whether the server and its database answer, and how many memories wait for their vector (no key needed;
+    503 when the database is down)."""
     try:
         backlog: int | None = await engram.embedding_backlog()
         database = "ok"

@@ -116,7 +116,8 @@ class MemoryInput(_Content):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str
+    # Checked after whitespace normalisation (``_Content``); the schema states the same bound.
+    content: str = Field(json_schema_extra={"minLength": 1, "maxLength": MAX_CONTENT_CHARS})
     kind: Kind = "episodic"
     subtype: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_]*$")] | None = None
     visibility: Visibility = "user"
