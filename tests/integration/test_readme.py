@@ -30,12 +30,12 @@ def test_readme_python_example_runs(database_url: str) -> None:
 
 
 def test_readme_and_client_doc_examples_run_against_a_server(database_url: str, tmp_path: Path) -> None:
-    """The client examples (README, docs/client.md) against a real `engram serve`, as ENGRAM_URL and
+    """The client examples (README, docs/client.md, docs/migrating.md) against a real `engram serve`, as ENGRAM_URL and
     ENGRAM_API_KEY tell them."""
     blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), re.S) if "engram.client" in b]
-    client_doc = (README.parent / "docs" / "client.md").read_text()
-    docs = re.findall(r"```python\n(.*?)```", client_doc, re.S)
-    printed = re.findall(r"It prints:\n\n```\n(.*?)```", client_doc, re.S)
+    client_docs = [(README.parent / "docs" / name).read_text() for name in ("client.md", "migrating.md")]
+    docs = [code for text in client_docs for code in re.findall(r"```python\n(.*?)```", text, re.S)]
+    printed = [out for text in client_docs for out in re.findall(r"It prints:\n\n```\n(.*?)```", text, re.S)]
     assert len(blocks) == 1 and docs and len(printed) == len(docs)
     with live_server(database_url, tmp_path) as server:
         env = {**server.env, "ENGRAM_URL": server.url, "ENGRAM_API_KEY": server.key("acme")}
@@ -43,7 +43,7 @@ def test_readme_and_client_doc_examples_run_against_a_server(database_url: str, 
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines() == ["Invoices go out in USD", "which currency are invoices in?"]
         for code, expected in zip(docs, printed, strict=True):
-            env["ENGRAM_API_KEY"] = server.key("docs-" + str(len(expected)), role="reviewer")
+            env["ENGRAM_API_KEY"] = server.key(f"docs-{len(expected)}-{len(code)}", role="reviewer")
             done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
             assert done.stdout == expected
