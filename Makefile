@@ -44,7 +44,7 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
 
 test: lint types chromium
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=15
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
