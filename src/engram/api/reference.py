@@ -37,7 +37,8 @@ def _operation(method: str, path: str, op: dict[str, Any]) -> list[str]:
         out += ["| Parameter | In | Type | Meaning |", "|---|---|---|---|"]
         for p in params:
             required = " (required)" if p.get("required") else ""
-            out.append(f"| `{p['name']}`{required} | {p['in']} | {_type(p.get('schema', {}))} | {_cell(p.get('description', ''))} |")
+            kind, meaning = _type(p.get("schema", {})), _cell(p.get("description", ""))
+            out.append(f"| `{p['name']}`{required} | {p['in']} | {kind} | {meaning} |")
         out.append("")
     body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
     if body:
