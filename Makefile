@@ -41,7 +41,8 @@ check: lint types
 
 # The browser tests drive Debian's Chromium (Playwright never downloads one): installed here when missing.
 chromium:
-	@command -v chromium >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
+	@command -v chromium >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null \
+		|| (apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null)
 
 test: lint types chromium
 	$(BIN)/pytest -q --durations=15

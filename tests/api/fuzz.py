@@ -655,6 +655,13 @@ def conformance_problem(label: str, status: int, content_type: str, content: byt
     """Why this response is not what the OpenAPI document says the operation answers, or None: its status must
     be documented, and a JSON body must validate against the schema documented for that status."""
     method, path = label.split(" [", 1)[0].split(" ", 1)
+    if method.lower() not in SPEC["paths"].get(path, {}):  # unrouted: an error in the documented shape, if JSON
+        if "json" not in content_type or path in ("/openapi.json", "/docs"):
+            return None
+        errors = list(_validator("/components/schemas/Error").iter_errors(json.loads(content)))
+        return (
+            f"status {status}: the body does not match the Error schema: {errors[0].message[:300]}" if errors else None
+        )
     responses = SPEC["paths"][path][method.lower()]["responses"]
     if str(status) not in responses:
         return f"status {status} is not documented for {label} (documented: {', '.join(sorted(responses))})"

@@ -4,6 +4,7 @@ screenshot of the page it was on in its tmp_path (failure.png)."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,13 +29,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 FAILED = pytest.StashKey[bool]()
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API runs, its event loop counts as running on the main
+# thread, and every later async test would fail with "Runner.run() cannot be called from a running event loop".
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     assert shutil.which(CHROMIUM), f"{CHROMIUM} is missing: `apt-get install chromium` (.ci/run does)"
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         yield launched
         launched.close()
+    assert asyncio._get_running_loop() is None, "Playwright left its event loop running"
 
 
 @pytest.fixture

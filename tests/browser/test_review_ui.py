@@ -108,12 +108,14 @@ def test_agents_cannot_sign_in_and_the_keyboard_alone_suffices(page: Page, ui: A
     expect(page.get_by_role("alert")).to_contain_text("An agent key cannot review")
 
     page.goto(f"{ui.url}/ui/login")
-    page.keyboard.press("Tab")  # the skip link comes first
-    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
-    page.get_by_label("API key").focus()
+    expect(page.get_by_label("API key")).to_be_focused()  # autofocus: the key can be typed straight away
     page.keyboard.type(world["reviewer"])
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Memories")).to_be_visible()
+    page.keyboard.press("Tab")  # the skip link comes first, and leads past the navigation
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("main")).to_be_focused()
     page.get_by_label("Text").focus()
     page.keyboard.type("deploy")
     page.keyboard.press("Enter")
