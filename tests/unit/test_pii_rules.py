@@ -99,3 +99,9 @@ def test_names_are_found(text: str, expected: list[str]) -> None:
 )
 def test_name_look_alikes_are_left_alone(text: str) -> None:
     assert names.find_names([text]) == [[]]
+
+
+@ner
+def test_a_batch_keeps_its_order_around_texts_without_capitals() -> None:
+    found = names.find_names(["i met john smith at the station", "Priya Raman called.", "", "log: retry 3 of 5"])
+    assert [[f.value for f in each] for each in found] == [[], ["Priya Raman"], [], []]
