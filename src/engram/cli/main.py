@@ -45,26 +45,6 @@ keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help
 bench_app = typer.Typer(help="Benchmarks that print JSON (not tests: machines are noisy).", no_args_is_help=True)
 eval_app = typer.Typer(help="Retrieval quality on LoCoMo and LongMemEval, through the real write and recall paths.",
                        no_args_is_help=True)  # fmt: skip
-app.add_typer(keys_app, name="keys")
-app.add_typer(eval_app, name="eval")
-app.add_typer(bench_app, name="bench")
-app.add_typer(policy_app, name="policy")
-app.add_typer(vault_app, name="vault")
-app.command()(worker)
-app.command()(forget)
-app.command()(consolidate)
-app.command()(decay)
-app.command()(reembed)
-app.command()(doctor)
-app.command()(completion)
-app.command()(mcp)
-app.command()(demo)
-app.command()(remember)
-app.command()(get)
-app.command("list")(list_memories)
-app.command()(recall)
-app.command("import")(import_memories)
-app.command("export")(export_memories)
 
 
 def _version(value: bool) -> None:
@@ -110,7 +90,6 @@ def _setup_logging(settings: Settings) -> None:
 # --- serve ---------------------------------------------------------------------------------------------
 
 
-@app.command()
 def serve(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Interface to bind (env ENGRAM_HOST).")] = None,
@@ -197,7 +176,6 @@ def _bind(host: str, port: int) -> socket.socket:
 # --- migrate -------------------------------------------------------------------------------------------
 
 
-@app.command()
 def migrate(data_dir: DataDir = None) -> None:
     """Apply pending schema migrations (automatic on the embedded database; needed for DATABASE_URL)."""
     run(_migrate(settings_for(data_dir)))
@@ -535,6 +513,32 @@ def _print_bench(title: str, result: dict[str, Any], as_json: bool) -> None:
     for k, v in result.items():
         table.add_row(k, f"{v:,.2f}" if isinstance(v, float) else str(v))
     out.print(table)
+
+
+# `engram --help` lists the everyday commands first, in panels of what they are for.
+MEMORIES, RUN, OPERATE, MEASURE = "Memories", "Run and check", "Operate a tenant", "Measure"
+app.command(rich_help_panel=MEMORIES)(remember)
+app.command(rich_help_panel=MEMORIES)(recall)
+app.command(rich_help_panel=MEMORIES)(get)
+app.command("list", rich_help_panel=MEMORIES)(list_memories)
+app.command("import", rich_help_panel=MEMORIES)(import_memories)
+app.command("export", rich_help_panel=MEMORIES)(export_memories)
+app.command(rich_help_panel=RUN)(serve)
+app.command(rich_help_panel=RUN)(demo)
+app.command(rich_help_panel=RUN)(doctor)
+app.command(rich_help_panel=RUN)(mcp)
+app.command(rich_help_panel=RUN)(worker)
+app.command(rich_help_panel=RUN)(migrate)
+app.command(rich_help_panel=RUN)(completion)
+app.command(rich_help_panel=OPERATE)(forget)
+app.command(rich_help_panel=OPERATE)(consolidate)
+app.command(rich_help_panel=OPERATE)(decay)
+app.command(rich_help_panel=OPERATE)(reembed)
+app.add_typer(keys_app, name="keys", rich_help_panel=OPERATE)
+app.add_typer(policy_app, name="policy", rich_help_panel=OPERATE)
+app.add_typer(vault_app, name="vault", rich_help_panel=OPERATE)
+app.add_typer(eval_app, name="eval", rich_help_panel=MEASURE)
+app.add_typer(bench_app, name="bench", rich_help_panel=MEASURE)
 
 
 def main() -> None:
