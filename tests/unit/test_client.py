@@ -37,6 +37,23 @@ def test_every_route_has_a_client_method() -> None:
         assert callable(getattr(Client("http://x", "k"), method)) and hasattr(AsyncClient, method)
 
 
+def test_the_librarys_method_names_work_on_the_clients() -> None:
+    """Code written against ``Engram`` keeps its calls on a client: each library name the client lacks is an
+    alias of the client's operation for the same route."""
+    from engram import Engram
+
+    aliases = {
+        "list_keys": "keys", "admission_policy": "policy", "update_admission_policy": "update_policy",
+        "receipts_for": "memory_receipts", "lifecycle_policy": "lifecycle", "set_lifecycle_policy": "put_lifecycle",
+        "tenant_settings": "tenant", "buffered_turns": "turns",
+    }  # fmt: skip
+    for cls in (Client, AsyncClient):
+        for library, op in aliases.items():
+            assert hasattr(Engram, library), library
+            assert cls.__dict__[library] is cls.__dict__[op], (cls.__name__, library)
+    assert Client("http://x", "k").receipts_for.__name__ == "memory_receipts"
+
+
 def test_importing_the_client_loads_neither_the_server_nor_the_database_driver() -> None:
     code = (
         "import sys, engram.client; heavy = [m for m in ('engram.service', 'engram.api', 'psycopg', 'torch', "

@@ -152,6 +152,17 @@ class Client(_Base):
     consolidate = _SyncOp(ops.consolidate)
     jobs = _SyncOp(ops.jobs)
 
+    # The library's names for the same operations (``LIBRARY_NAMES``): code moves from ``Engram`` to a client
+    # without renaming its calls.
+    list_keys = keys
+    admission_policy = policy
+    update_admission_policy = update_policy
+    receipts_for = memory_receipts
+    lifecycle_policy = lifecycle
+    set_lifecycle_policy = put_lifecycle
+    tenant_settings = tenant
+    buffered_turns = turns
+
 
 class AsyncClient(_Base):
     """The same as :class:`Client`, for asyncio."""
@@ -234,3 +245,14 @@ class AsyncClient(_Base):
     decay = _AsyncOp(ops.decay)
     consolidate = _AsyncOp(ops.consolidate)
     jobs = _AsyncOp(ops.jobs)
+
+    # The library's names for the same operations (``LIBRARY_NAMES``): code moves from ``Engram`` to a client
+    # without renaming its calls.
+    list_keys = keys
+    admission_policy = policy
+    update_admission_policy = update_policy
+    receipts_for = memory_receipts
+    lifecycle_policy = lifecycle
+    set_lifecycle_policy = put_lifecycle
+    tenant_settings = tenant
+    buffered_turns = turns
