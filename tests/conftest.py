@@ -23,6 +23,11 @@ from tests.chat_server import ChatServer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The tests never use the developer's own data directory (~/.local/share/engram): its vault key and subject
+# keys leaked into the tests' tenants (a `vault rotate` test failed after `make run` had made them), the
+# tests' keys and files leaked into it, and a server `make run` started there was found by the CLI tests.
+_DATA_DIR = tempfile.TemporaryDirectory(prefix="engram-tests-")
+os.environ["ENGRAM_DATA_DIR"] = _DATA_DIR.name
 
 TEMPLATE = "engram_template"
 _SERVICE_PASSWORD: list[str] = []  # the session cluster's service login (set by ``template_db``)

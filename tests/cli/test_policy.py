@@ -55,7 +55,7 @@ def test_vault_keys_are_made_and_values_revealed_and_rotated(database_url: str) 
     assert masked["content"] == "Invoices go to EMAIL_1"
     both = {**old, "ENGRAM_VAULT_KEYS": f"{new_key},{TEST_VAULT_KEYS}"}
     rotated = runner.invoke(app, ["vault", "rotate", "-t", "acme"], env=both)
-    assert rotated.exit_code == 0 and "Sealed 1 value" in rotated.stderr
+    assert rotated.exit_code == 0 and "Sealed 1 value" in rotated.stderr, rotated.output
     locked = runner.invoke(app, ["get", "-t", "acme", "--reveal", mid], env=old)
     assert locked.exit_code == 7 and "vault key 'k2' is not configured" in locked.stderr
     shown = runner.invoke(app, ["get", "-t", "acme", "--reveal", mid], env={**old, "ENGRAM_VAULT_KEYS": new_key})
