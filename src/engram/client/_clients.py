@@ -152,8 +152,8 @@ class Client(_Base):
     consolidate = _SyncOp(ops.consolidate)
     jobs = _SyncOp(ops.jobs)
 
-    # The library's names for the same operations (``LIBRARY_NAMES``): code moves from ``Engram`` to a client
-    # without renaming its calls.
+    # The library's names for the same operations, so code moves from ``Engram`` to a client without renaming
+    # its calls (the same in AsyncClient; tests/unit/test_client.py pins each to its operation).
     list_keys = keys
     admission_policy = policy
     update_admission_policy = update_policy
@@ -246,8 +246,7 @@ class AsyncClient(_Base):
     consolidate = _AsyncOp(ops.consolidate)
     jobs = _AsyncOp(ops.jobs)
 
-    # The library's names for the same operations (``LIBRARY_NAMES``): code moves from ``Engram`` to a client
-    # without renaming its calls.
+    # The library's names, as in Client.
     list_keys = keys
     admission_policy = policy
     update_admission_policy = update_policy

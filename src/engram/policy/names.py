@@ -102,13 +102,11 @@ def warm() -> None:
 
 def find_names(texts: Sequence[str]) -> list[list[Found]]:
     """The person names in each text (empty lists when the model is not installed)."""
-    if not texts or not available():
-        return [[] for _ in texts]
+    out: list[list[Found]] = [[] for _ in texts]
     # The model tags no person in a text without a capital letter ("i met john smith"), so such a text, often
     # a long log or code, is not run through it: a 400 x 12 KB lowercase batch took minutes.
     cased = [i for i, text in enumerate(texts) if text != text.lower()]
-    out: list[list[Found]] = [[] for _ in texts]
-    if not cased:
+    if not cased or not available():
         return out
     nlp, words = _pipeline(), _words()
     first, last = _gazetteer()
