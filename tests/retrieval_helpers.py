@@ -64,9 +64,14 @@ async def dense_hits(
     context: bool = False,
     own_index: bool = False,
     scope: bool = False,
+    tenant_context: bool = False,
 ) -> list[Hit]:
-    """The nearest memories by cosine (``dense.SELF``, or ``dense.CONTEXT`` with ``context``)."""
-    search = Search(f, cfg, vector=vector, model_id=model_id, dims=dims, own_index=own_index, scope=scope)
+    """The nearest memories by cosine (``dense.SELF``, or ``dense.CONTEXT`` with ``context``); with
+    ``tenant_context``, read as for a tenant that has context vectors (the rows carry both cosines)."""
+    search = Search(
+        f, cfg, vector=vector, model_id=model_id, dims=dims, own_index=own_index, scope=scope,
+        context=tenant_context or context,
+    )  # fmt: skip
     retriever = dense_retrievers.CONTEXT if context else dense_retrievers.SELF
     return await retriever.hits(await retriever.send(conn, search), search)
 

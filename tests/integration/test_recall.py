@@ -492,11 +492,12 @@ async def test_small_scopes_dense_statement_is_exact_and_agrees_with_the_planned
         assert exact[0].row.cos_self == pytest.approx(exact[0].score)
     # The scope statement names no tenant (one prepared plan for all of them), and no index can order it.
     stmt = dense.statement(model, dims, "embedding", f, limit=5)
-    assert b"'acme'" in stmt and b"'acme'" not in dense.scope_statement(model, dims, "embedding", f.shape, 5)
-    async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
-        exact_stmt = dense.scope_statement(model, dims, "embedding", f.shape, 5)
-        plan = await (await conn.execute(b"EXPLAIN " + exact_stmt, {**f.params, "qv": vec})).fetchall()
-    assert "hnsw" not in "\n".join(r["QUERY PLAN"] for r in plan)
+    for compact in (True, False):
+        exact_stmt = dense.scope_statement(model, dims, "embedding", f.shape, 5, compact=compact, context=False)
+        assert b"'acme'" in stmt and b"'acme'" not in exact_stmt
+        async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
+            plan = await (await conn.execute(b"EXPLAIN " + exact_stmt, {**f.params, "qv": vec})).fetchall()
+        assert "hnsw" not in "\n".join(r["QUERY PLAN"] for r in plan)
 
 
 async def test_receipts_store_candidates_column_wise_and_read_back_row_wise(engram: Engram) -> None:

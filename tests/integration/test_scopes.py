@@ -152,10 +152,72 @@ async def test_owners_follow_visibility_changes(engram: Engram) -> None:
 def test_scope_statements_name_neither_tenant_nor_owner() -> None:
     f = build_filter("acme", RecallRequest(query="x", user_id="u1"))
     assert f.params["owners"] == ["u:u1"]
-    stmt = dense.scope_statement("m", 8, "embedding", f.shape, 10)
+    stmt = dense.scope_statement("m", 8, "embedding", f.shape, 10, compact=True, context=False)
     lex = lexical.scope_statement(f.shape, False)
     for s in (stmt, lex):
         assert b"acme" not in s and b"u:u1" not in s and b"%(owners)s" in s
+
+
+async def test_scope_rows_carry_both_cosines_where_the_tenant_has_context_vectors(engram: Engram) -> None:
+    await seed(engram)
+    # Turns of a session get context vectors (their neighbours' text).
+    await engram.remember_many([{"content": f"Ana: the teal notebook holds page {n}", "user_id": "u1",
+                                 "session_id": "s1"} for n in range(4)])  # fmt: skip
+    assert engram.gateway is not None
+    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    vec = (await engram.gateway.embed(["teal notebook page"]))[0]
+    f = build_filter("acme", RecallRequest(query="teal notebook page", user_id="u1"))
+    cfg = preset("hybrid", candidates=50)
+
+    def cosines(hits: list[Hit]) -> dict[object, tuple[float | None, float | None]]:
+        return {h.id: (_rounded(h.row.cos_self), _rounded(h.row.cos_context)) for h in hits}
+
+    async with engram.db.tenant("acme") as conn:
+        got = {}
+        for context in (False, True):  # the own vectors, then the context vectors, ranked by
+            scoped = await dense_hits(
+                conn, f, vec, cfg, model_id=model, dims=dims, context=context, tenant_context=True, scope=True
+            )
+            wide = await dense_hits(conn, f, vec, cfg, model_id=model, dims=dims, context=context, tenant_context=True)
+            assert scoped and cosines(scoped) == cosines(wide)
+            got[context] = cosines(scoped)
+        # Read as for a tenant without context vectors, the rows carry the own cosine alone.
+        plain = await dense_hits(conn, f, vec, cfg, model_id=model, dims=dims, scope=True)
+    assert sum(c is not None for _, c in got[False].values()) == 4
+    assert len(got[True]) == 4  # ranked by context vector: only the turns have one
+    assert cosines(plain) == {i: (own, None) for i, (own, _) in got[False].items()}
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 5)
+
+
+async def test_a_scope_reads_its_owners_vectors_from_their_own_index(engram: Engram) -> None:
+    await seed(engram)
+    assert engram.gateway is not None
+    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    f = build_filter("acme", RecallRequest(query="notebook", user_id="u1"))
+    assert dense.fits_compact(model, dims, f.params["owners"])
+    stmt = dense.scope_statement(model, dims, "embedding", f.shape, 50, compact=True, context=False)
+    params = {**f.params, "qv": (await engram.gateway.embed(["notebook"]))[0]}
+    async with engram.db.owner() as conn:  # as autovacuum leaves it: the pages all visible, the index costed
+        await conn.execute("VACUUM ANALYZE memory_embeddings")
+    async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_bitmapscan": "off"}) as conn:
+        plan = "\n".join(r["QUERY PLAN"] for r in await (await conn.execute(b"EXPLAIN " + stmt, params)).fetchall())
+    assert "Index Only Scan using memory_embeddings_scope_vectors" in plan, plan
+
+    # An owner whose id is too long for the index's entries is left out of it and read as before.
+    long_user = "\U0001f600" * 256  # 256 characters, 1,024 bytes
+    assert not dense.fits_compact(model, dims, [f"u:{long_user}"])
+    mem = await engram.remember("The long-named user keeps a violet notebook", user_id=long_user)
+    result = await engram.recall("violet notebook", user_id=long_user)
+    assert result.plan is not None and result.plan.name == "scope-exact"
+    assert [i.id for i in result.items][:1] == [mem.id]
+    async with engram.db.owner() as conn:
+        row = await (await conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embeddings_scope_vectors'"
+        )).fetchone()  # fmt: skip
+    assert row is not None and f"<= {dense.COMPACT_BYTES}" in row["indexdef"]
 
 
 async def test_scope_lexical_reads_the_owners_postings_only(engram: Engram) -> None:

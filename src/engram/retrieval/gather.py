@@ -221,8 +221,9 @@ class Gatherer:
         exact = plan.name == "scope-exact"
         own = plan.name == "tenant-index"
         search = replace(
-            search, vector=qv, dims=gateway.dimensions, own_index=own, scope=exact, index_owner=plan.index_owner
-        )
+            search, vector=qv, dims=gateway.dimensions, own_index=own, scope=exact, index_owner=plan.index_owner,
+            context=corpus.has_context,
+        )  # fmt: skip
         retrievers = (dense.SELF, dense.CONTEXT) if corpus.has_context else (dense.SELF,)
         ids = unscored.take()
         # Pipelined: the settings, the statements and the closing Sync travel in one round trip; the rows

@@ -86,6 +86,7 @@ class Search:
     own_index: bool = False  # dense: the tenant has an HNSW index of its own
     scope: bool = False  # dense: every row of the caller's small scope scored exactly (``retrieval.scope``)
     index_owner: str | None = None  # dense: the scope's one large owner, read through its own index
+    context: bool = False  # dense: the tenant has context vectors (the rows then carry both cosines)
     scope_lexical: bool = False  # lexical: BM25F over the small scope's own postings, not the tenant's
     scope_size: int = 0  # the scope's memories (``RecallPlan.scope_size``): its BM25F corpus size
 

@@ -4,6 +4,7 @@ vector (``CONTEXT``), through pgvector HNSW per model (and per large tenant), or
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import LiteralString
 
 from psycopg import sql
@@ -59,45 +60,79 @@ def _planned(
     ).as_bytes()  # fmt: skip
 
 
-# A small scope's vectors (``retrieval.scope``): its owners' and the shared ones, through the scope indexes
-# of migration 0014, each scored exactly. The memories are looked up only for the best ``{window}`` of
-# them, the filter applied there: when at least ``{limit}`` pass, they are exactly the top of the filtered
-# ranking; only when too few pass are the rest looked up (as the lexical statement does).
+# A small scope's vectors (``retrieval.scope``): its owners' and the shared ones, each scored exactly. The
+# owners' vectors are read from the scope's own index of them (migration 0023: index-only, a user's vectors
+# together) when they fit it (``{compact}``, see ``fits_compact``); the owner implies the caller's
+# visibility there, so only the shared vectors are checked against their copy of it. The memories (and,
+# where the tenant has context vectors, the rows of the vectors) are looked up only for the best
+# ``{window}``, the filter applied there: when at least ``{limit}`` pass, they are exactly the top of the
+# filtered ranking; only when too few pass are the rest looked up (as the lexical statement does).
 _SCOPE: LiteralString = """
 WITH near AS MATERIALIZED (
-    SELECT v.id, v.{col} AS score, v.cos_self, v.cos_context
-      FROM (SELECT e.memory_id AS id, {cos_self} AS cos_self, {cos_context} AS cos_context
-              FROM memory_embeddings e
-             WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{vec} IS NOT NULL
-               AND (e.scope_owner = ANY(%(owners)s) OR e.scope_owner IS NULL) AND {visible}) v
+    SELECT e.memory_id AS id, {score} AS score
+      FROM memory_embeddings e
+     WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{vec} IS NOT NULL
+       AND e.scope_owner = ANY(%(owners)s){compact}
+     UNION ALL
+    SELECT e.memory_id, {score}
+      FROM memory_embeddings e
+     WHERE e.tenant_id = %(tenant_id)s AND e.model_id = {model} AND e.{vec} IS NOT NULL
+       AND e.scope_owner IS NULL AND {visible}
 ), best AS MATERIALIZED (
     SELECT * FROM near ORDER BY score DESC, id LIMIT {window}
 ), passed AS MATERIALIZED (
-    SELECT b.id, b.score, b.cos_self, b.cos_context, {columns}
-      FROM best b JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = b.id
+    SELECT b.id, b.score, {cosines}, {columns}
+      FROM best b JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = b.id{vectors}
      WHERE {filter}
 )
 SELECT * FROM passed
 UNION ALL
-SELECT n.id, n.score, n.cos_self, n.cos_context, {columns}
-  FROM near n JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = n.id
+SELECT b.id, b.score, {cosines}, {columns}
+  FROM near b JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = b.id{vectors}
  WHERE (SELECT count(*) FROM passed) < {limit} AND (SELECT count(*) FROM near) > {window}
-   AND n.id NOT IN (SELECT id FROM best) AND {filter}
+   AND b.id NOT IN (SELECT id FROM best) AND {filter}
  ORDER BY score DESC, id
  LIMIT {limit}
 """
 SCOPE_WINDOW = 2  # the memories looked up first are this many times the candidates wanted
+_VECTOR_ROW: LiteralString = (
+    " JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = b.id AND e.model_id = {model}"
+)
+# The predicate of the scope's vector index (migration 0023), which bounds its entries' size.
+COMPACT_BYTES = 2400
+_COMPACT: LiteralString = (
+    " AND octet_length(e.scope_owner) + octet_length(e.model_id) + 4 * vector_dims(e.embedding) <= 2400"
+)
+assert str(COMPACT_BYTES) in _COMPACT
+
+
+def fits_compact(model_id: str, dims: int, owners: Sequence[str]) -> bool:
+    """Whether the scope's vector index holds every vector of these owners in this model (its predicate)."""
+    fixed = len(model_id.encode()) + 4 * dims
+    return all(len(o.encode()) + fixed <= COMPACT_BYTES for o in owners)
 
 
 @functools.lru_cache(maxsize=64)
-def scope_statement(model_id: str, dims: int, column: str, shape: tuple[str, ...], limit: int) -> bytes:
+def scope_statement(
+    model_id: str, dims: int, column: str, shape: tuple[str, ...], limit: int, *, compact: bool, context: bool
+) -> bytes:
     """A small scope's dense candidates, scored exactly (``_SCOPE``). The statement names neither tenant
-    nor owners, so one prepared plan serves every small scope: the scope indexes decide the rows."""
+    nor owners, so one prepared plan serves every small scope: the scope indexes decide the rows. With
+    ``compact`` the owners' vectors come from the scope's vector index (``fits_compact``); with
+    ``context`` (the tenant has context vectors) the rows carry both cosines, read for the window only."""
     parts = _parts(column, dims)
+    own = column == "embedding"
+    cosines: sql.Composable
+    vectors: sql.Composable
+    if own and not context:  # no context vectors: the score is the memory's own cosine, the other is NULL
+        cosines, vectors = sql.SQL("b.score AS cos_self, NULL::float8 AS cos_context"), sql.SQL("")
+    else:
+        cosines = sql.SQL("{} AS cos_self, {} AS cos_context").format(parts["cos_self"], parts["cos_context"])
+        vectors = sql.SQL(_VECTOR_ROW).format(model=sql.Literal(model_id))
     return sql.SQL(_SCOPE).format(
-        col=sql.Identifier("cos_self" if column == "embedding" else "cos_context"), vec=sql.Identifier(column),
-        cos_self=parts["cos_self"], cos_context=parts["cos_context"], model=sql.Literal(model_id),
-        visible=sql.SQL(_VISIBLE_VECTOR), columns=sql.SQL(CANDIDATE_COLUMNS), filter=filter_clause(shape),
+        score=parts["score"], vec=sql.Identifier(column), model=sql.Literal(model_id),
+        compact=sql.SQL(_COMPACT if compact and own else ""), visible=sql.SQL(_VISIBLE_VECTOR),
+        cosines=cosines, vectors=vectors, columns=sql.SQL(CANDIDATE_COLUMNS), filter=filter_clause(shape),
         window=sql.Literal(limit * SCOPE_WINDOW), limit=sql.Literal(limit),
     ).as_bytes()  # fmt: skip
 
@@ -144,7 +179,10 @@ class Dense:
         f, limit = search.where, search.cfg.candidates
         params = {**f.params, "qv": search.vector}
         if search.scope:
-            stmt = scope_statement(search.model_id, search.dims, self.column, f.shape, limit)
+            compact = fits_compact(search.model_id, search.dims, f.params["owners"])
+            stmt = scope_statement(
+                search.model_id, search.dims, self.column, f.shape, limit, compact=compact, context=search.context
+            )
         elif search.index_owner is not None:
             tenant_id, owner = f.params["tenant_id"], search.index_owner
             stmt = owner_statement(search.model_id, search.dims, self.column, tenant_id, owner, f.shape, limit)
