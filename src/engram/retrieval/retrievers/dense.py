@@ -99,11 +99,11 @@ _VECTOR_ROW: LiteralString = (
     " JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = b.id AND e.model_id = {model}"
 )
 # The predicate of the scope's vector index (migration 0023), which bounds its entries' size.
-COMPACT_BYTES = 2400
+_COMPACT_BYTES: LiteralString = "2400"
+COMPACT_BYTES = int(_COMPACT_BYTES)
 _COMPACT: LiteralString = (
-    " AND octet_length(e.scope_owner) + octet_length(e.model_id) + 4 * vector_dims(e.embedding) <= 2400"
+    " AND octet_length(e.scope_owner) + octet_length(e.model_id) + 4 * vector_dims(e.embedding) <= " + _COMPACT_BYTES
 )
-assert str(COMPACT_BYTES) in _COMPACT
 
 
 def fits_compact(model_id: str, dims: int, owners: Sequence[str]) -> bool:
