@@ -34,15 +34,24 @@ async def lexical_hits(
     search = Search(f, cfg, text=query, fts=fts, n_docs=n_docs, avgdl=avgdl, rarest=rarest, names=names(query))
     if dfs is None:
         return await lexical.RETRIEVER.hits(await lexical.RETRIEVER.send(conn, search), search)
-    kept = lexical.keep_lexemes(dfs, cfg.lexical_postings_budget, rarest=rarest)
+    kept = keep_lexemes(dfs, cfg.lexical_postings_budget, rarest=rarest)
     if not kept:
         return []
     params = {**lexical.parameters(search), "lexemes": list(kept)}
-    return await lexical.RETRIEVER.hits(await execute(conn, _given_lexemes(f.shape), params), search)
+    return await lexical.RETRIEVER.hits(await execute(conn, lexical.given_statement(f.shape), params), search)
 
 
-def _given_lexemes(shape: tuple[str, ...]) -> bytes:
-    return lexical.together_statement(shape, False, 0, 0)  # no common words: LEXICAL over given lexemes
+def keep_lexemes(dfs: dict[str, int], budget: int, *, rarest: bool = True) -> dict[str, int]:
+    """The rarest lexemes whose postings fit the budget; with ``rarest``, at least the rarest one even if it
+    does not fit (``lexical._KEPT_TERMS``, in Python)."""
+    kept: dict[str, int] = {}
+    used = 0
+    for lexeme, n in sorted(dfs.items(), key=lambda kv: (kv[1], kv[0].encode())):
+        if (kept or not rarest) and used + n > budget:
+            break
+        kept[lexeme] = n
+        used += n
+    return kept
 
 
 async def query_terms(conn: Conn, tenant_id: str, fts: str, query: str, cap: int) -> dict[str, int]:

@@ -95,64 +95,45 @@ _KEPT_TERMS: LiteralString = (
 # In a large tenant a word over the budget is often a name or a topic rather than a stop word, and the
 # query's such words together pick out a few memories ("Amara K. Silva": three words of thousands of
 # memories each, one person's facts together). Only the words of the query's names are read so
-# (``query.names``; their stems begin the names): common topic words together ("mobile app reported") still
-# match thousands, and cost more than they tell (the tenants bench's p95 went from 9 to 25 ms). For such a
-# tenant (``TOGETHER_MIN_DOCS``; in a small one
-# they are true stop words) the lexical side reads the query's terms first (QUERY_TERMS, one round trip),
-# keeps the rarest within the budget as always (``keep_lexemes``), and also reads the memories holding all
-# of the others together (two to four, the longest), up to ``budget`` of them: a merge join of their
-# postings, each read in memory order from the primary key (0.6 ms for three words of 2,500-4,000
-# memories at 100,000). The words are parameters, so the planner costs the join by them. (The GIN index of
-# the search keys cannot serve this under row-level security: ``@@`` is not leakproof, so it is never an
-# index condition.) Their postings of those words join the others, each word counted as just over the
-# budget (its exact count is what was not read).
-_HOLDING_JOIN: LiteralString = (
-    " JOIN search_postings p{k} ON p{k}.tenant_id = %(tenant_id)s AND p{k}.lexeme = %(common{k})s"
-    " AND p{k}.memory_id = p0.memory_id"
-)
-_TOGETHER_TERMS: LiteralString = """ holding AS MATERIALIZED (
-    SELECT p0.memory_id AS id FROM search_postings p0{joins}
-     WHERE p0.tenant_id = %(tenant_id)s AND p0.lexeme = %(common0)s LIMIT {budget}
+# (``query.names``, lower-cased in ``%(named)s``; their stems begin the names): common topic words together
+# ("mobile app reported") still match thousands, and cost more than they tell (the tenants bench's p95 went
+# from 9 to 25 ms). For such a tenant (``TOGETHER_MIN_DOCS``; in a small one they are true stop words) the
+# statement keeps the rarest terms within the budget as always, and also reads the memories holding all of
+# its common name words together (two to four, the longest), up to ``budget`` of them: the first two
+# words' postings merged in memory order (both read sorted from the primary key: 0.6 ms for words of
+# 2,500-4,000 memories at 100,000), then each further word probed for the few memories both hold. The
+# words are chosen inside the statement, so it is one round trip and its plan is reused (the merge does
+# not depend on which words they are). (The GIN index of the search keys cannot serve this under
+# row-level security: ``@@`` is not leakproof, so it is never an index condition.) Their postings of those
+# words join the others, each word counted as just over the budget (its exact count is what was not read).
+_TOGETHER_TERMS: LiteralString = """ common AS MATERIALIZED (
+    SELECT lexeme, row_number() OVER (ORDER BY length(lexeme) DESC, lexeme COLLATE "C") AS k
+      FROM terms t
+     WHERE n > {budget} AND lexeme NOT IN (SELECT lexeme FROM kept)
+       AND EXISTS (SELECT 1 FROM unnest(%(named)s::text[]) AS w(name) WHERE starts_with(w.name, t.lexeme))
+     ORDER BY k LIMIT {words}
+), holding AS MATERIALIZED (
+    SELECT p0.memory_id AS id
+      FROM search_postings p0
+      JOIN search_postings p1 ON p1.tenant_id = %(tenant_id)s AND p1.lexeme = (SELECT lexeme FROM common WHERE k = 2)
+       AND p1.memory_id = p0.memory_id
+     WHERE p0.tenant_id = %(tenant_id)s AND p0.lexeme = (SELECT lexeme FROM common WHERE k = 1)
+       AND NOT EXISTS (SELECT 1 FROM common c
+                        WHERE c.k > 2 AND NOT EXISTS (SELECT 1 FROM search_postings p
+                                                       WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = c.lexeme
+                                                         AND p.memory_id = p0.memory_id))
+     LIMIT {budget}
 ),"""
 _TOGETHER_POSTINGS: LiteralString = """
     UNION ALL
     SELECT p.lexeme, p.memory_id, p.tf, p.dl, {cap}::float8
       FROM holding h CROSS JOIN LATERAL (
            SELECT p.lexeme, p.memory_id, p.tf, p.dl FROM search_postings p
-            WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(%(common)s::text[]) AND p.memory_id = h.id) p"""
+            WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM common))
+              AND p.memory_id = h.id) p"""
 TOGETHER_MIN_DOCS = 20  # times the postings budget: the tenants whose common words are read together
-TOGETHER_WORDS = 4
-
-
-def keep_lexemes(dfs: dict[str, int], budget: int, *, rarest: bool = True) -> dict[str, int]:
-    """The rarest lexemes whose postings fit the budget; with ``rarest``, at least the rarest one even if it
-    does not fit (``_KEPT_TERMS``, in Python)."""
-    kept: dict[str, int] = {}
-    used = 0
-    for lexeme, n in sorted(dfs.items(), key=lambda kv: (kv[1], kv[0].encode())):
-        if (kept or not rarest) and used + n > budget:
-            break
-        kept[lexeme] = n
-        used += n
-    return kept
-
-
-@functools.lru_cache(maxsize=64)
-def together_statement(shape: tuple[str, ...], cosines: bool, budget: int, words: int) -> bytes:
-    """LEXICAL over given lexemes (``%(lexemes)s``), and, for ``words`` of at least two, the memories
-    holding all of the common ones (``%(common0)s`` ..., and ``%(common)s`` as an array)."""
-    limits = {"cap": sql.Literal(budget + 1), "budget": sql.Literal(budget)}
-    together = words >= 2
-    joins = sql.SQL("").join(sql.SQL(_HOLDING_JOIN).format(k=sql.SQL(str(k))) for k in range(1, words))
-    post = sql.SQL(_TENANT_POST).format(
-        lexemes=sql.SQL("%(lexemes)s::text[]"),
-        together=sql.SQL(_TOGETHER_POSTINGS if together else "").format(**limits),
-    )
-    inner = sql.SQL(LEXICAL).format(
-        terms=sql.SQL(_TOGETHER_TERMS if together else "").format(joins=joins, **limits), post=post,
-        filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS),
-    )  # fmt: skip
-    return finish(inner, cosines)
+_TOGETHER_WORDS: LiteralString = "4"
+TOGETHER_WORDS = int(_TOGETHER_WORDS)
 
 
 # BM25F over a small scope in a large tenant (``retrieval.scope``): the scope is the corpus (its size,
@@ -195,16 +176,32 @@ def scope_statement(shape: tuple[str, ...], cosines: bool) -> bytes:
 
 
 @functools.lru_cache(maxsize=256)
-def statement(shape: tuple[str, ...], cosines: bool, budget: int, rarest: bool) -> bytes:
-    """LEXICAL for a filter shape, choosing its lexemes within ``budget`` postings (``_KEPT_TERMS``)."""
-    terms = sql.SQL(_KEPT_TERMS).format(
-        cap=sql.Literal(budget + 1), budget=sql.Literal(budget), rarest=sql.Literal(rarest)
+def statement(shape: tuple[str, ...], cosines: bool, budget: int, rarest: bool, together: bool = False) -> bytes:
+    """LEXICAL for a filter shape, choosing its lexemes within ``budget`` postings (``_KEPT_TERMS``); with
+    ``together``, also reading the memories that hold all of the query's common name words
+    (``_TOGETHER_TERMS``)."""
+    limits = {"cap": sql.Literal(budget + 1), "budget": sql.Literal(budget)}
+    terms = sql.SQL(_KEPT_TERMS).format(rarest=sql.Literal(rarest), **limits)
+    if together:
+        terms += sql.SQL(_TOGETHER_TERMS).format(words=sql.SQL(_TOGETHER_WORDS), **limits)
+    post = sql.SQL(_TENANT_POST).format(
+        lexemes=sql.SQL("ARRAY(SELECT lexeme FROM kept)"),
+        together=sql.SQL(_TOGETHER_POSTINGS if together else "").format(**limits),
     )
-    post = sql.SQL(_TENANT_POST).format(lexemes=sql.SQL("ARRAY(SELECT lexeme FROM kept)"), together=sql.SQL(""))
     inner = sql.SQL(LEXICAL).format(
         terms=terms, post=post, filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS)
     )
     return finish(inner, cosines)
+
+
+@functools.lru_cache(maxsize=64)
+def given_statement(shape: tuple[str, ...]) -> bytes:
+    """LEXICAL over given lexemes (``%(lexemes)s``): what the tests compare the statement's own choice by."""
+    post = sql.SQL(_TENANT_POST).format(lexemes=sql.SQL("%(lexemes)s::text[]"), together=sql.SQL(""))
+    inner = sql.SQL(LEXICAL).format(
+        terms=sql.SQL(""), post=post, filter=filter_clause(shape), columns=sql.SQL(CANDIDATE_COLUMNS)
+    )
+    return finish(inner, False)
 
 
 def parameters(search: Search) -> dict[str, Any]:
@@ -233,31 +230,12 @@ class Lexical:
         if search.scope_lexical:
             params["n_docs"] = max(search.scope_size, 1)
             stmt = scope_statement(search.where.shape, cosines)
-        elif search.n_docs >= TOGETHER_MIN_DOCS * budget:
-            return await self._together(conn, search, params, cosines, budget)
         else:
-            stmt = statement(search.where.shape, cosines, budget, search.rarest)
+            together = search.n_docs >= TOGETHER_MIN_DOCS * budget
+            if together:
+                params["named"] = [n.lower() for n in search.names]
+            stmt = statement(search.where.shape, cosines, budget, search.rarest, together)
         return await execute(conn, stmt, params)
-
-    async def _together(
-        self, conn: Conn, search: Search, params: dict[str, Any], cosines: bool, budget: int
-    ) -> RowCursor:
-        """A large tenant's candidates: the query's terms read first, then the kept lexemes' postings and
-        the memories holding all of the common ones (``_TOGETHER_TERMS``). Never prepared: the planner costs
-        the join by the words."""
-        terms = sql.SQL(QUERY_TERMS).format(cap=sql.Literal(budget + 1)).as_bytes()
-        rows = await (await conn.execute(terms, params, binary=True)).fetchall()
-        dfs = {r["lexeme"]: int(r["n"]) for r in rows}
-        kept = keep_lexemes(dfs, budget, rarest=search.rarest)
-        named = [n.lower() for n in search.names]
-        common = [
-            x for x in sorted(dfs, key=lambda x: (-len(x), x))
-            if x not in kept and dfs[x] > budget and any(n.startswith(x) for n in named)
-        ]  # fmt: skip
-        common = common[:TOGETHER_WORDS] if len(common) >= 2 else []
-        params.update(lexemes=list(kept), common=common, **{f"common{k}": x for k, x in enumerate(common)})
-        stmt = together_statement(search.where.shape, cosines, budget, len(common))
-        return await execute(conn, stmt, params, prepare=False)
 
     async def hits(self, cur: RowCursor | None, search: Search) -> list[Hit]:
         if cur is None:
