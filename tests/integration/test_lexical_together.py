@@ -37,3 +37,25 @@ async def test_common_words_are_read_together_in_a_large_tenant(engram: Engram) 
     assert sorted(by_id[h.id] for h in large) == sorted(wanted)  # only those holding all of them
     assert all(h.score > 0 and h.row.term_share == 1.0 for h in large)
     assert one == []  # one common word alone is not read: it would be any of its memories
+
+
+async def test_a_third_common_word_narrows_what_the_first_two_hold(engram: Engram) -> None:
+    # "amara", "osaka" and "silva" are each in 261 memories (over the budget of 100); "amara" and "osaka"
+    # together in 131, of which one also holds "silva": the third word is probed for those the first two hold.
+    docs = [f"Amara {chr(65 + n % 26)}. Okafor {n} moved to Osaka" for n in range(130)]
+    docs += [f"Bruno {chr(65 + n % 26)}. Silva {n} moved to Osaka" for n in range(130)]
+    docs += [f"Amara Silva {n} moved to Lima" for n in range(130)]
+    wanted = "Amara Silva moved to Osaka last spring."
+    await engram.update_admission_policy({"pii": "off"})
+    await engram.remember_many([{"content": d} for d in [*docs, wanted]])
+    cfg = preset("hybrid", lexical_postings_budget=100)
+    f = build_filter("acme", RecallRequest(query="x"))
+    async with engram.db.tenant("acme") as conn:
+        corpus = await engram.retriever.read_corpus(conn, "acme")
+        kw = {"avgdl": corpus.avgdl, "fts": corpus.fts_config, "rarest": False}
+        three = await lexical_hits(conn, f, cfg, n_docs=LARGE, query="Did Amara Silva move to Osaka?", **kw)
+        two = await lexical_hits(conn, f, cfg, n_docs=LARGE, query="Did Amara move to Osaka?", **kw)
+    by_id = {m.id: m.content for m in (await engram.list(limit=500)).items}
+    assert [by_id[h.id] for h in three] == [wanted]
+    held = [by_id[h.id] for h in two]  # two words: the best of the 131 that hold both
+    assert len(held) == cfg.candidates and all(c.startswith("Amara") and "Osaka" in c for c in held)
