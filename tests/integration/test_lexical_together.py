@@ -32,11 +32,14 @@ async def test_common_words_are_read_together_in_a_large_tenant(engram: Engram) 
         small = await lexical_hits(conn, f, cfg, n_docs=corpus.n_docs, **kw)
         large = await lexical_hits(conn, f, cfg, n_docs=LARGE, **kw)
         one = await lexical_hits(conn, f, cfg, n_docs=LARGE, **{**kw, "query": "Where is Amara's home?"})
+        unnamed = await lexical_hits(conn, f, cfg, n_docs=LARGE, **{**kw, "query": "the note 17 about the harbour"})
     assert small == []  # a small tenant: its near stop words are left to the dense retrievers, as before
     by_id = {m.id: m.content for m in (await engram.list(limit=500)).items}
     assert sorted(by_id[h.id] for h in large) == sorted(wanted)  # only those holding all of them
     assert all(h.score > 0 and h.row.term_share == 1.0 for h in large)
     assert one == []  # one common word alone is not read: it would be any of its memories
+    # No names: the rare word is read as in any tenant, the common ones are not.
+    assert sorted(by_id[h.id] for h in unnamed) == sorted(d for d in by_id.values() if " 17 " in d)
 
 
 async def test_a_third_common_word_narrows_what_the_first_two_hold(engram: Engram) -> None:
