@@ -271,11 +271,11 @@ class Gatherer:
 
 
 def _scope_lexical(plan: RecallPlan, corpus: Corpus, cfg: RetrievalConfig) -> bool:
-    """Lexical reads a small scope's own rows in a large tenant (``lexical.TOGETHER_MIN_DOCS``), when the
+    """Lexical reads a small scope's own rows in a large tenant (``lexical.large``), when the
     scope is at most half of it: there a word's postings are mostly other users' memories. In a smaller
     tenant the postings are as cheap (reading a few hundred scope rows cost more), and BM25F keeps the
     tenant's statistics."""
-    large = corpus.n_docs >= lexical.TOGETHER_MIN_DOCS * cfg.lexical_postings_budget
+    large = lexical.large(corpus.n_docs, cfg.lexical_postings_budget)
     scoped = plan.name in ("scope-exact", "owner-index")  # a large owner's postings are still its own
     return large and scoped and (plan.scope_size or 0) * 2 <= corpus.n_docs
 
