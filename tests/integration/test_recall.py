@@ -16,7 +16,7 @@ from engram.providers.gateway import EmbeddingGateway
 from engram.retrieval import receipts as rc
 from engram.retrieval.config import preset
 from engram.retrieval.filter import build_filter
-from engram.retrieval.gather import Later, dense_settings
+from engram.retrieval.gather import Later, recall_settings
 from engram.retrieval.retrievers import dense
 from engram.retrieval.retrievers.base import Search
 from engram.retrieval.retrievers.columns import INLINE_CONTENT
@@ -427,7 +427,7 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
     async with engram.db._pool.connection() as conn:  # one connection, three recall-like transactions
         for _ in range(3):
             async with conn.transaction():
-                for name_, value in {"engram.tenant_id": "acme", **dense_settings(cfg)}.items():
+                for name_, value in {"engram.tenant_id": "acme", **recall_settings(cfg)}.items():
                     await conn.execute("SELECT set_config(%s, %s, true)", [name_, value])
                 search = Search(f, cfg, vector=vec, model_id=engram.gateway.model_id,
                                 dims=engram.gateway.dimensions, own_index=True)  # fmt: skip

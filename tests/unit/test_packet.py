@@ -76,7 +76,8 @@ def test_the_header_and_every_items_wrapping_are_small() -> None:
             source=Source(type=source), confidence=confidence, require_citation=cite,
             at=datetime(year, 12, 22, tzinfo=UTC), conflicts_with=[other] if conflict else [],
         )  # fmt: skip
-        line = pk.render_item(it, ref, year=2026, refs={str(other): 99}, count=cl100k)
+        line, tokens = pk.render_item(it, ref, year=2026, refs={str(other): 99}, count=cl100k)
+        assert tokens == cl100k(line)
         worst = max(worst, cl100k(line) - cl100k(it.content))
         if conflict:
             assert "≠[99]" in line  # a conflict is never dropped
@@ -84,14 +85,14 @@ def test_the_header_and_every_items_wrapping_are_small() -> None:
 
 
 def test_lines_say_only_what_tells_the_model_something() -> None:
-    plain = pk.render_item(item("Jane likes tea", at=datetime(2026, 11, 2, tzinfo=UTC)), 1, year=2026, refs={})
+    plain, _ = pk.render_item(item("Jane likes tea", at=datetime(2026, 11, 2, tzinfo=UTC)), 1, year=2026, refs={})
     assert plain == "[1] Nov 2: Jane likes tea\n"
     guess = item("INV-77 is probably unpaid", source=Source(type="agent_inference"), confidence=0.6)
-    assert pk.render_item(guess, 2, year=2026, refs={}) == "[2] Jan 2 guess?: INV-77 is probably unpaid\n"
+    assert pk.render_item(guess, 2, year=2026, refs={})[0] == "[2] Jan 2 guess?: INV-77 is probably unpaid\n"
     old = item("Moved to Lisbon", source=Source(type="tool_result"), at=datetime(2024, 3, 5, tzinfo=UTC))
-    assert pk.render_item(old, 3, year=2026, refs={}) == "[3] Mar 5 2024 tool: Moved to Lisbon\n"
+    assert pk.render_item(old, 3, year=2026, refs={})[0] == "[3] Mar 5 2024 tool: Moved to Lisbon\n"
     cited = item("Policy 7 applies", require_citation=True, source=Source(type="document", ref="doc://p/7"))
-    assert pk.render_item(cited, 4, year=2026, refs={}) == "[4] Jan 2 doc cite: Policy 7 applies\n"
+    assert pk.render_item(cited, 4, year=2026, refs={})[0] == "[4] Jan 2 doc cite: Policy 7 applies\n"
 
 
 def test_a_memory_cannot_start_a_line_of_its_own() -> None:

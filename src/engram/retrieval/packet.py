@@ -53,9 +53,9 @@ def _date(at: datetime, year: int | None, *, day: bool = True) -> str:
 
 def render_item(
     item: RecallItem, ref: int, *, year: int | None, refs: dict[str, int], count: TokenCounter = approximate_tokens
-) -> str:
-    """The item's line. Optional marks are dropped, least telling first, until the wrapping fits
-    MAX_WRAPPING tokens: the low-confidence mark, the day of a date in another year, the source, the
+) -> tuple[str, int]:
+    """The item's line, and its tokens. Optional marks are dropped, least telling first, until the wrapping
+    fits MAX_WRAPPING tokens: the low-confidence mark, the day of a date in another year, the source, the
     citation demand (a conflict and the month and year stay)."""
     body = (item.summary or item.content).replace("\r", "").replace("\n", "\n  ")
     conflict = next((f"≠[{refs[str(c)]}]" for c in item.conflicts_with if str(c) in refs), "")
@@ -71,9 +71,10 @@ def render_item(
         cite = "" if drop == "cite" else cite
         marks = (f"[{ref}]", _date(item.valid_from, year, day=day), source + unsure, conflict, cite)
         line = f"{' '.join(m for m in marks if m)}: {body}\n"
-        if count(line) - body_tokens <= MAX_WRAPPING:
+        tokens = count(line)
+        if tokens - body_tokens <= MAX_WRAPPING:
             break
-    return line
+    return line, tokens
 
 
 def common_year(items: Sequence[RecallItem]) -> int | None:
@@ -104,8 +105,7 @@ def build(
             if len(placed) == max_items:
                 break
             ref = len(placed) + 1
-            line = render_item(item, ref, year=year, refs=refs, count=count)
-            cost = count(line)
+            line, cost = render_item(item, ref, year=year, refs=refs, count=count)
             if used + cost <= max_tokens:
                 lines.append(line)
                 placed.append(item.model_copy(update={"ref": ref}))

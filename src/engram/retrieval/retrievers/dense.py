@@ -168,7 +168,7 @@ def owner_statement(
 class Dense:
     """The nearest memories by cosine: exactly over a small scope (``scope_statement``); otherwise through
     the tenant's own HNSW index, or the model's shared one, filtered. Prepared at its first use on a
-    connection (see ``gather.dense_settings``)."""
+    connection (see ``gather.recall_settings``)."""
 
     def __init__(self, name: str, column: str) -> None:
         self.name = name
