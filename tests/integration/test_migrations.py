@@ -84,6 +84,28 @@ async def test_receipts_index_takes_inserts_directly(engram: Engram) -> None:
     assert row is not None and "fastupdate=off" in row["reloptions"]
 
 
+async def test_receipts_are_stored_uncompressed(engram: Engram) -> None:
+    # pglz on every receipt's JSON was server work beside the recalls that followed (migration 0024).
+    await engram.remember_many(
+        [{"content": f"Pallet {n} of order {n * 7} cleared customs in Antwerp"} for n in range(12)]
+    )
+    result = await engram.recall("pallet customs Antwerp", max_items=5)
+    await engram.retriever.receipts.settle()
+    async with engram.db.owner() as conn:
+        row = await (
+            await conn.execute(
+                "SELECT pg_column_size(r.*) AS size, pg_column_compression(request) AS request,"
+                " pg_column_compression(retrievers) AS retrievers, pg_column_compression(selected) AS selected"
+                " FROM recall_receipts r WHERE id = %s",
+                [result.receipt_id],
+            )
+        ).fetchone()
+    # Past the default 2 KB at which PostgreSQL compresses (one larger than 8 KB still has its largest column
+    # compressed: the row must fit its page).
+    assert row is not None and row["size"] > 3000
+    assert (row["request"], row["retrievers"], row["selected"]) == (None, None, None)
+
+
 async def test_the_trust_migration_mends_what_earlier_versions_stored(empty_database_url: str) -> None:
     """Up to 0010 a time outside years 1..9999 in UTC could be stored, and broke every read of its tenant;
     confidence was a real. 0011 clamps the one and makes the other come back as it was sent."""
