@@ -1,5 +1,5 @@
--- A receipt (about 6.7 KB of JSON) is stored whole in its row, uncompressed. Past the default 2 KB target
--- PostgreSQL compressed its JSON columns with pglz on every insert, which the server did beside the recalls
--- that followed: recall p95 of the users bench 4.2 ms against 4.6 ms with them compressed (docs/performance.md).
--- Rows are about 60% larger (8.3 KB against 5.0 KB).
+-- A receipt (a few KB of JSON) is stored whole in its row, uncompressed: past the default 2 KB target
+-- PostgreSQL compressed its JSON columns with pglz on every insert, server work done beside the recalls that
+-- followed (docs/retrieval.md, "Packet and receipts"). A receipt over 8 KB still has its largest column
+-- compressed to fit its page.
 ALTER TABLE recall_receipts SET (toast_tuple_target = 8160);
