@@ -9,12 +9,13 @@ from psycopg import sql
 
 from engram.retrieval.config import RetrievalConfig
 from engram.retrieval.filter import Filter
+from engram.retrieval.gather import recall_settings
 from engram.retrieval.query import names
 from engram.retrieval.retrievers import dense as dense_retrievers
 from engram.retrieval.retrievers import identifiers, lexical
 from engram.retrieval.retrievers.base import Hit, Search
 from engram.retrieval.retrievers.columns import execute
-from engram.store.database import Conn
+from engram.store.database import TENANT_SETTING, Conn
 
 
 async def lexical_hits(
@@ -89,3 +90,19 @@ async def identifier_hits(conn: Conn, f: Filter, idents: list[str], cfg: Retriev
     """Memories holding the identifiers as whole tokens; score = the share of them matched."""
     search = Search(f, cfg, identifiers=idents)
     return await identifiers.RETRIEVER.hits(await identifiers.RETRIEVER.send(conn, search), search)
+
+
+async def recall_settings_here(conn: Conn, tenant_id: str, cfg: RetrievalConfig) -> None:
+    """A recall's settings (``gather.recall_settings``) in ``conn``'s transaction, as ``Database.reads``
+    sets them, on a connection the test holds (prepared statements are per connection)."""
+    for name, value in {TENANT_SETTING: tenant_id, **recall_settings(cfg)}.items():
+        await conn.execute("SELECT set_config(%s, %s, true)", [name, value])
+
+
+async def plans_of(conn: Conn, pattern: str) -> list[tuple[int, int]]:
+    """(generic, custom) plan counts of ``conn``'s prepared statements whose text matches ``pattern``."""
+    rows = await (
+        await conn.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement ~ %s",
+                           [pattern])
+    ).fetchall()  # fmt: skip
+    return [(r["generic_plans"], r["custom_plans"]) for r in rows]

@@ -16,13 +16,20 @@ from engram.providers.gateway import EmbeddingGateway
 from engram.retrieval import receipts as rc
 from engram.retrieval.config import preset
 from engram.retrieval.filter import build_filter
-from engram.retrieval.gather import Later, recall_settings
+from engram.retrieval.gather import Later
 from engram.retrieval.retrievers import dense
 from engram.retrieval.retrievers.base import Search
 from engram.retrieval.retrievers.columns import INLINE_CONTENT
 from engram.retrieval.tokens import default_counter
 from tests.integration.test_embedding import Flaky
-from tests.retrieval_helpers import dense_hits, identifier_hits, lexical_hits, query_terms
+from tests.retrieval_helpers import (
+    dense_hits,
+    identifier_hits,
+    lexical_hits,
+    plans_of,
+    query_terms,
+    recall_settings_here,
+)
 
 
 async def owner_sql(engram: Engram, statement: str, *params: object) -> None:
@@ -427,14 +434,12 @@ async def test_large_tenants_get_their_own_vector_index(engram: Engram) -> None:
     async with engram.db._pool.connection() as conn:  # one connection, three recall-like transactions
         for _ in range(3):
             async with conn.transaction():
-                for name_, value in {"engram.tenant_id": "acme", **recall_settings(cfg)}.items():
-                    await conn.execute("SELECT set_config(%s, %s, true)", [name_, value])
+                await recall_settings_here(conn, "acme", cfg)
                 search = Search(f, cfg, vector=vec, model_id=engram.gateway.model_id,
                                 dims=engram.gateway.dimensions, own_index=True)  # fmt: skip
                 assert len(await dense.SELF.hits(await dense.SELF.send(conn, search), search)) == 6
-        plans = "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement ~ %s"
-        rows = await (await conn.execute(plans, ["halfvec.*<#>"])).fetchall()
-    assert len(rows) == 1 and rows[0]["generic_plans"] >= 3 and rows[0]["custom_plans"] == 0
+        plans = await plans_of(conn, "halfvec.*<#>")
+    assert len(plans) == 1 and plans[0][0] >= 3 and plans[0][1] == 0
 
 
 async def test_a_tenant_index_of_the_earlier_layout_serves_until_the_denser_one_replaces_it(engram: Engram) -> None:

@@ -10,11 +10,10 @@ from engram import Engram
 from engram.model.recall import RecallRequest
 from engram.retrieval.config import preset
 from engram.retrieval.filter import build_filter
-from engram.retrieval.gather import recall_settings
 from engram.retrieval.retrievers import dense, lexical
 from engram.retrieval.retrievers.base import Hit, Search
 from engram.store.scope_indexes import owner_index_name
-from tests.retrieval_helpers import dense_hits
+from tests.retrieval_helpers import dense_hits, plans_of, recall_settings_here
 
 COLOURS = ["red", "blue", "green", "amber", "violet", "teal"]
 
@@ -242,14 +241,12 @@ async def test_scope_lexical_is_planned_once_per_connection(engram: Engram) -> N
             f = build_filter("acme", RecallRequest(query="teal notebook", user_id=user))
             search = Search(f, cfg, text="teal notebook", n_docs=12, avgdl=8.0, scope_lexical=True, scope_size=12)
             async with conn.transaction():
-                for name, value in {"engram.tenant_id": "acme", **recall_settings(cfg)}.items():
-                    await conn.execute("SELECT set_config(%s, %s, true)", [name, value])
+                await recall_settings_here(conn, "acme", cfg)
                 hits = await lexical.RETRIEVER.hits(await lexical.RETRIEVER.send(conn, search), search)
             assert hits and all(h.row.content and (f"User {user[1]} " in h.row.content or "office" in h.row.content)
                                 for h in hits)  # fmt: skip
-        plans = "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement ~ %s"
-        rows = await (await conn.execute(plans, ["tq AS MATERIALIZED"])).fetchall()
-    assert len(rows) == 1 and rows[0]["generic_plans"] >= 3 and rows[0]["custom_plans"] == 0
+        plans = await plans_of(conn, "tq AS MATERIALIZED")
+    assert len(plans) == 1 and plans[0][0] >= 3 and plans[0][1] == 0
 
 
 async def test_a_large_owner_is_read_through_its_own_index(engram: Engram) -> None:

@@ -43,12 +43,10 @@ _log = logging.getLogger(__name__)
 
 def recall_settings(cfg: RetrievalConfig, ef_search: int | None = None) -> dict[str, str]:
     """Settings for a recall's reads: HNSW iterative scans (filtered queries keep their recall), and generic
-    plans for its statements (prepared at first use). Left to the defaults, a statement whose generic plan
-    looks dearer than its custom ones is planned again on every execution: a small scope's lexical
-    statement spent 1.1 ms planning for 0.3 ms of work, and a large tenant's dense statement (it names the
-    tenant) was planned until the same connection had run it ten times, which a tenant asking now and then
-    never reaches. Their generic plans are their custom ones: the literals decide the indexes, and the
-    statements are written so that no estimate can make them quadratic (``retrievers.lexical``)."""
+    plans, so each statement is planned once per connection: left to the defaults, one whose generic plan
+    looks dearer than its custom ones (a small scope's lexical statement) is planned again on every
+    execution, at more than its execution costs (docs/retrieval.md). Their generic plans are their custom
+    ones: literals decide the indexes, and no estimate can make a statement quadratic (``retrievers.lexical``)."""
     return {
         "hnsw.iterative_scan": "relaxed_order",
         "hnsw.ef_search": str(ef_search or cfg.ef_search),

@@ -137,14 +137,12 @@ _TOGETHER_POSTINGS: LiteralString = """
             WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM common))
               AND p.memory_id = h.id OFFSET 0) p"""
 TOGETHER_MIN_DOCS = 20  # times the postings budget: the tenants whose common words are read together
+_TOGETHER_WORDS: LiteralString = "4"  # at most this many common name words are read together
 
 
 def large(n_docs: int, budget: int) -> bool:
     """A tenant large enough that its words over the postings budget may be names (``TOGETHER_MIN_DOCS``)."""
     return n_docs >= TOGETHER_MIN_DOCS * budget
-
-
-_TOGETHER_WORDS: LiteralString = "4"  # at most this many common name words are read together
 
 
 # BM25F over a small scope in a large tenant (``retrieval.scope``): the scope is the corpus (its size,
