@@ -125,3 +125,24 @@ async def test_the_trust_migration_mends_what_earlier_versions_stored(empty_data
         poisoned = next(x for x in page.items if x.content == "poisoned")
         assert poisoned.valid_from.year == 1 and poisoned.confidence == 0.8
         assert (await m.recall("poisoned fine")).items
+
+
+async def test_owner_indexes_of_the_plain_form_are_dropped(empty_database_url: str) -> None:
+    """Before 0025 an owner's HNSW index named its owner with a plain equality, which every plan on
+    memory_embeddings evaluated against the others; 0025 drops those (maintenance builds the new form) and
+    leaves every other index alone."""
+    base = "memory_embeddings_hnsw_" + "0" * 16
+    plain = [base + "_o" + "a" * 12 + "_h32", base + "_o" + "b" * 12 + "_ctx_h32"]
+    kept = [base + "_t" + "c" * 12 + "_h32", base + "_s" + "d" * 12 + "_h32"]
+    async with await connect(empty_database_url) as conn:
+        await migrate(conn, [m for m in available() if m.version < 25])
+        for name in plain + kept:
+            await conn.execute(
+                f"CREATE INDEX {name} ON memory_embeddings USING hnsw ((embedding::halfvec(3)) halfvec_ip_ops)"
+                " WHERE model_id = 'm' AND tenant_id = 'acme'"
+            )
+        await migrate(conn)
+        rows = await (
+            await conn.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE %s", [base + "%"])
+        ).fetchall()
+    assert sorted(r["indexname"] for r in rows) == sorted(kept)

@@ -281,9 +281,38 @@ async def test_a_large_owner_is_read_through_its_own_index(engram: Engram) -> No
     stmt = dense.owner_statement(model, dims, "embedding", "acme", "u:big", f.shape, 10)
     vec = (await engram.gateway.embed(["note about topic 3"]))[0]
     async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
-        params = {**f.params, "qv": vec, "others": ["w:wf"]}
+        params = {**f.params, "qv": vec}
         plan = "\n".join(r["QUERY PLAN"] for r in await (await conn.execute(b"EXPLAIN " + stmt, params)).fetchall())
     assert owner_index_name(model, "acme", "u:big") in plan
     scopes.forget("acme")
     small = await engram.recall("note about topic 3", user_id="small", max_items=20)
     assert small.plan is not None and small.plan.name == "scope-exact"  # 3 shared + 5 own
+
+
+async def test_owner_indexes_name_their_owner_apart(engram: Engram) -> None:
+    # Every plan on memory_embeddings weighs each of its indexes: a plain equality naming another owner is
+    # refuted by evaluating it, index by index; the IS TRUE form is set aside at once (docs/retrieval.md).
+    # Only an owner with context vectors gets a context index (an empty one would cost every plan too).
+    chat = [
+        {"content": f"Chat line {n} about topic {n % 5}", "user_id": "talker", "session_id": "s1"} for n in range(25)
+    ]
+    assert not [r for r in await engram.remember_many(chat) if isinstance(r, Exception)]
+    await engram.remember_many([{"content": f"Note {n} about topic {n % 5}", "user_id": "writer"} for n in range(25)])
+    assert await engram.index_large_tenants(threshold=10**6, owner_threshold=20) == ["acme"]
+    assert engram.gateway is not None
+    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    async with engram.db.owner() as conn:
+        cur = await conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_embeddings'")
+        defs = {r["indexname"]: r["indexdef"] for r in await cur.fetchall()}
+    for owner in ("u:talker", "u:writer"):
+        assert f"((scope_owner = '{owner}'::text) IS TRUE)" in defs[owner_index_name(model, "acme", owner)]
+    assert owner_index_name(model, "acme", "u:talker", context=True) in defs
+    assert owner_index_name(model, "acme", "u:writer", context=True) not in defs
+    vec = (await engram.gateway.embed(["topic 3"]))[0]
+    for owner, other in (("u:talker", "u:writer"), ("u:writer", "u:talker")):
+        f = build_filter("acme", RecallRequest(query="x", user_id=owner[2:]))
+        stmt = dense.owner_statement(model, dims, "embedding", "acme", owner, f.shape, 10)
+        async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
+            rows = await (await conn.execute(b"EXPLAIN " + stmt, {**f.params, "qv": vec})).fetchall()
+        plan = "\n".join(r["QUERY PLAN"] for r in rows)
+        assert owner_index_name(model, "acme", owner) in plan and owner_index_name(model, "acme", other) not in plan

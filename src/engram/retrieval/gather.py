@@ -226,13 +226,7 @@ class Gatherer:
         # Pipelined: the settings, the statements and the closing Sync travel in one round trip; the rows
         # come back with the Sync.
         ef = scope.ef_search(plan, corpus, search.cfg.ef_search, search.cfg.candidates)
-        settings = recall_settings(search.cfg, ef)
-        if plan.name == "owner-index":
-            # The planner multiplies the selectivities of the owner and of the visibility rule, which the
-            # owner implies (about 100 rows where there are 10,000), and sorts them all: the owner's own
-            # index is what this plan was chosen for (2 ms against 60 at a million memories).
-            settings["enable_sort"] = "off"
-        async with self.db.reads(tenant_id, settings) as conn:
+        async with self.db.reads(tenant_id, recall_settings(search.cfg, ef)) as conn:
             sent = [(r, await r.send(conn, search)) for r in retrievers]
             cosines = await followups.send_cosines(conn, tenant_id, ids, qv, gateway.model_id)
         late = await cosines.value()
