@@ -316,3 +316,28 @@ async def test_owner_indexes_name_their_owner_apart(engram: Engram) -> None:
             rows = await (await conn.execute(b"EXPLAIN " + stmt, {**f.params, "qv": vec})).fetchall()
         plan = "\n".join(r["QUERY PLAN"] for r in rows)
         assert owner_index_name(model, "acme", owner) in plan and owner_index_name(model, "acme", other) not in plan
+
+
+async def test_a_small_scope_window_still_falls_back_past_archived_rows(engram: Engram) -> None:
+    # A scope's statements filter only their best 1.5 x candidates first (``filter.scope_window``): when the
+    # best rows are archived the rest is filtered too, on both sides, and the answer is the same.
+    strong = [await engram.remember(f"quokka quokka quokka sighting number {n}", user_id="u1") for n in range(5)]
+    weak = [await engram.remember(f"one quokka in the garden, note {n}", user_id="u1") for n in range(3)]
+    for m in strong[1:]:
+        await engram.archive(m.id)
+    assert engram.gateway is not None
+    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    vec = (await engram.gateway.embed(["quokka quokka quokka sighting"]))[0]
+    cfg = preset("hybrid", candidates=2)  # a window of 3 rows, 4 of the best 5 archived
+    f = build_filter("acme", RecallRequest(query="quokka sighting", user_id="u1"))
+    async with engram.db.tenant("acme") as conn:
+        for table, least in (("search_postings", 9), ("memory_embeddings", 8)):  # the archived rows' are there
+            cur = await conn.execute(f"SELECT count(*) AS n FROM {table} WHERE scope_owner = 'u:u1'")
+            assert (await cur.fetchone() or {}).get("n", 0) >= least
+        search = Search(f, cfg, text="quokka sighting", n_docs=8, avgdl=6.0, scope_lexical=True, scope_size=4)
+        lexical_found = await lexical.RETRIEVER.hits(await lexical.RETRIEVER.send(conn, search), search)
+        dense_found = await dense_hits(conn, f, vec, cfg, model_id=model, dims=dims, scope=True)
+    active = {strong[0].id} | {m.id for m in weak}
+    for found in (lexical_found, dense_found):
+        assert len(found) == 2 and {h.id for h in found} <= active
+        assert found[0].id == strong[0].id

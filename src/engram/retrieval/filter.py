@@ -6,6 +6,7 @@ known at that time, not expired, allowed in prompts, and the requested kinds, ta
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any, LiteralString
 
@@ -36,6 +37,20 @@ _OPTIONAL: dict[str, LiteralString] = {
     "tags": "m.tags @> %(tags)s",
     "metadata": "m.metadata @> %(metadata)s",
 }
+
+
+# A small scope's rows nearly all pass the base filter (they are the caller's own or shared), so its
+# statements look up and filter this many times the candidates wanted first: at a million memories the
+# lookups were the dearest part of the lexical statement (200 of them, docs/retrieval.md). An optional
+# filter (agent, session, kinds, tags, metadata, as_of) may drop most of them: those keep the statement's
+# wider window. Either way the rows are the filtered ranking's top.
+SCOPE_WINDOW = 1.5
+
+
+def scope_window(limit: int, shape: tuple[str, ...], wide: int) -> int:
+    """The window of a small scope's statement for ``limit`` candidates (``wide`` times them when the
+    filter has optional parts)."""
+    return math.ceil(limit * SCOPE_WINDOW) if not shape else limit * wide
 
 
 def visible(alias: LiteralString = "m") -> LiteralString:

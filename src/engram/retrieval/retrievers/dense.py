@@ -9,7 +9,7 @@ from typing import LiteralString
 
 from psycopg import sql
 
-from engram.retrieval.filter import Filter, filter_clause, visible
+from engram.retrieval.filter import Filter, filter_clause, scope_window, visible
 from engram.retrieval.retrievers.base import Hit, Search
 from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, RowCursor, execute, read_hits
 from engram.store.database import Conn
@@ -94,7 +94,7 @@ SELECT b.id, b.score, {cosines}, {columns}
  ORDER BY score DESC, id
  LIMIT {limit}
 """
-SCOPE_WINDOW = 2  # the memories looked up first are this many times the candidates wanted
+SCOPE_WINDOW = 2  # the memories looked up first: this many times the candidates wanted (``scope_window``)
 _VECTOR_ROW: LiteralString = (
     " JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = b.id AND e.model_id = {model}"
 )
@@ -133,7 +133,7 @@ def scope_statement(
         score=parts["score"], vec=sql.Identifier(column), model=sql.Literal(model_id),
         compact=sql.SQL(_COMPACT if compact and own else ""), visible=sql.SQL(_VISIBLE_VECTOR),
         cosines=cosines, vectors=vectors, columns=sql.SQL(CANDIDATE_COLUMNS), filter=filter_clause(shape),
-        window=sql.Literal(limit * SCOPE_WINDOW), limit=sql.Literal(limit),
+        window=sql.Literal(scope_window(limit, shape, SCOPE_WINDOW)), limit=sql.Literal(limit),
     ).as_bytes()  # fmt: skip
 
 

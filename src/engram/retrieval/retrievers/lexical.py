@@ -8,7 +8,7 @@ from typing import Any, LiteralString
 
 from psycopg import sql
 
-from engram.retrieval.filter import filter_clause
+from engram.retrieval.filter import filter_clause, scope_window
 from engram.retrieval.retrievers.base import Hit, Search
 from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, RowCursor, cosine_params, execute, finish, read_hits
 from engram.store.database import Conn
@@ -238,6 +238,7 @@ class Lexical:
         budget = search.cfg.lexical_postings_budget
         if search.scope_lexical:
             params["n_docs"] = max(search.scope_size, 1)
+            params["window"] = scope_window(search.cfg.candidates, search.where.shape, LEXICAL_WINDOW)
             stmt = scope_statement(search.where.shape, cosines)
         else:
             together = large(search.n_docs, budget)
