@@ -23,7 +23,7 @@ from engram.store import embeddings as emb
 SCOPE_INDEX_THRESHOLD = 2000  # smaller scopes are read exactly (``retrieval.scope.EXACT_LIMIT``)
 
 # Owners over the threshold, and how many of their vectors have a context vector: an owner with none gets
-# no context index (an empty graph still costs every plan on the table its look).
+# no context index (each index on the table, an empty one too, is weighed by every plan on it).
 LARGE_OWNERS: LiteralString = """
 SELECT tenant_id, scope_owner, count(*) AS n, count(context_embedding) AS n_context FROM memory_embeddings
  WHERE model_id = %s AND scope_owner IS NOT NULL

@@ -94,7 +94,7 @@ SELECT b.id, b.score, {cosines}, {columns}
  ORDER BY score DESC, id
  LIMIT {limit}
 """
-SCOPE_WINDOW = 2  # the memories looked up first: this many times the candidates wanted (``scope_window``)
+FILTERED_WINDOW = 2  # with an optional filter part, the memories looked up first (``filter.scope_window``)
 _VECTOR_ROW: LiteralString = (
     " JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = b.id AND e.model_id = {model}"
 )
@@ -133,7 +133,7 @@ def scope_statement(
         score=parts["score"], vec=sql.Identifier(column), model=sql.Literal(model_id),
         compact=sql.SQL(_COMPACT if compact and own else ""), visible=sql.SQL(_VISIBLE_VECTOR),
         cosines=cosines, vectors=vectors, columns=sql.SQL(CANDIDATE_COLUMNS), filter=filter_clause(shape),
-        window=sql.Literal(scope_window(limit, shape, SCOPE_WINDOW)), limit=sql.Literal(limit),
+        window=sql.Literal(scope_window(limit, shape, FILTERED_WINDOW)), limit=sql.Literal(limit),
     ).as_bytes()  # fmt: skip
 
 
@@ -154,7 +154,8 @@ _OWNER: LiteralString = (
 # The planner multiplies the selectivities of the owner (twice: the IS TRUE form too) and of the visibility
 # rule, which the owner implies (about 100 rows where there are 10,000), and would sort them all: the
 # owner's own index is what this plan was chosen for (2 ms against 60 at a million memories). Sorting is
-# turned off for this statement alone (planned once per connection, under these settings).
+# turned off for this statement alone (planned once per connection, under these settings), then set back
+# to PostgreSQL's default for what follows in the transaction.
 _SORT_OFF = b"SELECT set_config('enable_sort', 'off', true)"
 _SORT_ON = b"SELECT set_config('enable_sort', 'on', true)"
 
@@ -207,7 +208,7 @@ class Dense:
         if not sent:
             return []
         found = [h for cur in sent for h in await read_hits(cur)]
-        # relaxed_order iterative scans may return slightly out of order; a large owner's two reads merge
+        # relaxed_order iterative scans may return slightly out of order; a large owner's two reads merge here
         found.sort(key=lambda h: (-h.score, h.id))
         return found[: search.cfg.candidates]
 
