@@ -249,6 +249,19 @@ async def test_scope_lexical_is_planned_once_per_connection(engram: Engram) -> N
     assert len(plans) == 1 and plans[0][0] >= 3 and plans[0][1] == 0
 
 
+async def owner_plan(engram: Engram, owner: str, query: str, workflow_id: str | None = None) -> str:
+    """EXPLAIN of a large owner's dense statement (``dense.owner_statement``) for a user's recall, with the
+    settings the dense side runs it under."""
+    assert engram.gateway is not None
+    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    f = build_filter("acme", RecallRequest(query=query, user_id=owner[2:], workflow_id=workflow_id))
+    stmt = dense.owner_statement(model, dims, "embedding", "acme", owner, f.shape, 10)
+    vec = (await engram.gateway.embed([query]))[0]
+    async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
+        rows = await (await conn.execute(b"EXPLAIN " + stmt, {**f.params, "qv": vec})).fetchall()
+    return "\n".join(r["QUERY PLAN"] for r in rows)
+
+
 async def test_a_large_owner_is_read_through_its_own_index(engram: Engram) -> None:
     await engram.remember_many(
         [{"content": f"Owner note {n} about topic {n % 7}", "user_id": "big"} for n in range(40)]
@@ -276,13 +289,8 @@ async def test_a_large_owner_is_read_through_its_own_index(engram: Engram) -> No
     assert all(not i.content.startswith("Other") for i in indexed.items)
     # The owner's part can be served by its index alone (the planner picks it once the owner is large).
     assert engram.gateway is not None
-    model, dims = engram.gateway.model_id, engram.gateway.dimensions
-    f = build_filter("acme", RecallRequest(query="x", user_id="big", workflow_id="wf"))
-    stmt = dense.owner_statement(model, dims, "embedding", "acme", "u:big", f.shape, 10)
-    vec = (await engram.gateway.embed(["note about topic 3"]))[0]
-    async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
-        params = {**f.params, "qv": vec}
-        plan = "\n".join(r["QUERY PLAN"] for r in await (await conn.execute(b"EXPLAIN " + stmt, params)).fetchall())
+    model = engram.gateway.model_id
+    plan = await owner_plan(engram, "u:big", "note about topic 3", workflow_id="wf")
     assert owner_index_name(model, "acme", "u:big") in plan
     scopes.forget("acme")
     small = await engram.recall("note about topic 3", user_id="small", max_items=20)
@@ -300,7 +308,7 @@ async def test_owner_indexes_name_their_owner_apart(engram: Engram) -> None:
     await engram.remember_many([{"content": f"Note {n} about topic {n % 5}", "user_id": "writer"} for n in range(25)])
     assert await engram.index_large_tenants(threshold=10**6, owner_threshold=20) == ["acme"]
     assert engram.gateway is not None
-    model, dims = engram.gateway.model_id, engram.gateway.dimensions
+    model = engram.gateway.model_id
     async with engram.db.owner() as conn:
         cur = await conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_embeddings'")
         defs = {r["indexname"]: r["indexdef"] for r in await cur.fetchall()}
@@ -308,13 +316,8 @@ async def test_owner_indexes_name_their_owner_apart(engram: Engram) -> None:
         assert f"((scope_owner = '{owner}'::text) IS TRUE)" in defs[owner_index_name(model, "acme", owner)]
     assert owner_index_name(model, "acme", "u:talker", context=True) in defs
     assert owner_index_name(model, "acme", "u:writer", context=True) not in defs
-    vec = (await engram.gateway.embed(["topic 3"]))[0]
     for owner, other in (("u:talker", "u:writer"), ("u:writer", "u:talker")):
-        f = build_filter("acme", RecallRequest(query="x", user_id=owner[2:]))
-        stmt = dense.owner_statement(model, dims, "embedding", "acme", owner, f.shape, 10)
-        async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
-            rows = await (await conn.execute(b"EXPLAIN " + stmt, {**f.params, "qv": vec})).fetchall()
-        plan = "\n".join(r["QUERY PLAN"] for r in rows)
+        plan = await owner_plan(engram, owner, "topic 3")
         assert owner_index_name(model, "acme", owner) in plan and owner_index_name(model, "acme", other) not in plan
 
 

@@ -223,7 +223,11 @@ def parameters(search: Search) -> dict[str, Any]:
         "k1": cfg.bm25_k1,
         "b": cfg.bm25_b,
         "limit": cfg.candidates,
-        "window": cfg.candidates * LEXICAL_WINDOW,
+        "window": (
+            scope_window(cfg.candidates, search.where.shape, LEXICAL_WINDOW)
+            if search.scope_lexical
+            else cfg.candidates * LEXICAL_WINDOW
+        ),
     }
 
 
@@ -238,7 +242,6 @@ class Lexical:
         budget = search.cfg.lexical_postings_budget
         if search.scope_lexical:
             params["n_docs"] = max(search.scope_size, 1)
-            params["window"] = scope_window(search.cfg.candidates, search.where.shape, LEXICAL_WINDOW)
             stmt = scope_statement(search.where.shape, cosines)
         else:
             together = large(search.n_docs, budget)
