@@ -4,22 +4,33 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import onnx as onnx_format
 import pytest
 
 from engram.providers.local import LocalMiniLM
 
 
+def operators(path: Path) -> Counter[str]:
+    return Counter(node.op_type for node in onnx_format.load(str(path)).graph.node)
+
+
 def test_onnx_and_torch_give_the_same_vectors(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    stale = tmp_path / "all-MiniLM-L6-v2-0123456789abcdef.onnx"  # an earlier version's export
+    stale.write_bytes(b"not a graph")
     onnx = LocalMiniLM(runtime="onnx", cache_dir=tmp_path, batch_size=2)
     with warnings.catch_warnings(record=True) as said, caplog.at_level(logging.WARNING):
         warnings.simplefilter("always")
         onnx.load()  # the first start exports the graph: quietly, and checked against the model
     assert onnx.runtime == "onnx"
     assert [str(w.message)[:120] for w in said] == [] and caplog.records == []
-    assert len(list(tmp_path.glob("*.onnx"))) == 1  # exported once, into the cache directory
+    assert len(list(tmp_path.glob("*.onnx"))) == 1 and not stale.exists()  # exported once, the stale one gone
+    # Fused: one attention operator per layer, about 50 operators where the plain trace has about 500.
+    ops = operators(next(tmp_path.glob("*.onnx")))
+    assert ops["Attention"] == 6 and ops["EmbedLayerNormalization"] == 1 and ops.total() < 100
     torch = LocalMiniLM(runtime="torch")
     torch.load()
     assert torch.runtime == "torch"
@@ -52,3 +63,26 @@ def test_an_export_that_embeds_differently_is_not_kept(tmp_path: Path, monkeypat
     embedder = LocalMiniLM(runtime="onnx", cache_dir=tmp_path)
     embedder.load()
     assert embedder.runtime == "torch" and list(tmp_path.glob("*.onnx")) == []
+
+
+def test_an_export_the_fusions_fail_on_runs_unfused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from engram.providers import onnx
+
+    def broken(path: Path, **_: int) -> None:
+        raise RuntimeError("no fusion for this graph")
+
+    monkeypatch.setattr(onnx, "fuse", broken)
+    embedder = LocalMiniLM(runtime="onnx", cache_dir=tmp_path)
+    with caplog.at_level(logging.WARNING):
+        embedder.load()
+    assert embedder.runtime == "onnx"
+    assert [r.getMessage() for r in caplog.records] == [
+        "ONNX Runtime's fusions failed, the plain graph is used: no fusion for this graph"
+    ]
+    ops = operators(next(tmp_path.glob("*.onnx")))
+    assert ops["Attention"] == 0 and ops.total() > 300
+    torch = LocalMiniLM(runtime="torch")
+    a, b = embedder.encode_sync(["the plain graph"])[0], torch.encode_sync(["the plain graph"])[0]
+    assert float(np.abs(np.asarray(a) - np.asarray(b)).max()) < 1e-5

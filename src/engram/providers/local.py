@@ -83,6 +83,9 @@ class LocalMiniLM:
             if fresh:
                 _log.info("exporting %s to ONNX at %s (once)", MODEL_ID, path)
                 export(self._model, path)
+                for stale in path.parent.glob("all-MiniLM-L6-v2-*.onnx"):  # earlier exports of other versions
+                    if stale != path:
+                        stale.unlink(missing_ok=True)
             encoder = OnnxEncoder(path, self._model.tokenizer, self._model.max_seq_length, self._batch_size)
             if fresh:
                 try:
