@@ -43,9 +43,11 @@ def export(st_model: Any, target: Path) -> None:
 
     inner = st_model[0].auto_model.eval()
     # Traced through the eager attention: its operators are the pattern the attention fusion matches
-    # (scaled_dot_product_attention's are not).
-    attention = inner.config._attn_implementation
-    inner.set_attn_implementation("eager")
+    # (scaled_dot_product_attention's are not). A transformers too old to switch is traced as it is.
+    attention = getattr(inner.config, "_attn_implementation", None)
+    switch = getattr(inner, "set_attn_implementation", None)
+    if switch is not None:
+        switch("eager")
 
     class LastHiddenState(torch.nn.Module):
         def __init__(self) -> None:
@@ -88,7 +90,8 @@ def export(st_model: Any, target: Path) -> None:
             _log.warning("ONNX Runtime's fusions failed, the plain graph is used: %s", exc)
         os.replace(tmp, target)  # another process may have written the same file: either copy is right
     finally:
-        inner.set_attn_implementation(attention)
+        if switch is not None and attention is not None:
+            switch(attention)
         if os.path.exists(tmp):
             os.unlink(tmp)
 
