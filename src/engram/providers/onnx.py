@@ -42,12 +42,8 @@ def export(st_model: Any, target: Path) -> None:
     from torch.jit import TracerWarning  # type: ignore[attr-defined]
 
     inner = st_model[0].auto_model.eval()
-    # Traced through the eager attention: its operators are the pattern the attention fusion matches
-    # (scaled_dot_product_attention's are not). A transformers too old to switch is traced as it is.
     attention = getattr(inner.config, "_attn_implementation", None)
     switch = getattr(inner, "set_attn_implementation", None)
-    if switch is not None:
-        switch("eager")
 
     class LastHiddenState(torch.nn.Module):
         def __init__(self) -> None:
@@ -64,6 +60,10 @@ def export(st_model: Any, target: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
     os.close(fd)
     try:
+        # Traced through the eager attention: its operators are the pattern the attention fusion matches
+        # (scaled_dot_product_attention's are not). A transformers too old to switch is traced as it is.
+        if switch is not None:
+            switch("eager")
         # The tracer warns that Python values in the model's code become constants (shapes, checks): true, and
         # harmless for this graph, which ``verify`` then proves on inputs of other lengths and batch sizes.
         with torch.no_grad(), warnings.catch_warnings():
