@@ -21,6 +21,7 @@ from engram.errors import ProviderError
 from engram.providers.base import Vector, unit
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+_EXPORT_NAME = "all-MiniLM-L6-v2-{}.onnx"  # by the model's fingerprint (``onnx.model_fingerprint``)
 _log = logging.getLogger(__name__)
 
 
@@ -78,12 +79,12 @@ class LocalMiniLM:
         try:
             from engram.providers.onnx import OnnxEncoder, export, model_fingerprint, verify
 
-            path = self._cache_dir / f"all-MiniLM-L6-v2-{model_fingerprint(model_dir)}.onnx"
+            path = self._cache_dir / _EXPORT_NAME.format(model_fingerprint(model_dir))
             fresh = not path.exists()
             if fresh:
                 _log.info("exporting %s to ONNX at %s (once)", MODEL_ID, path)
                 export(self._model, path)
-                for stale in path.parent.glob("all-MiniLM-L6-v2-*.onnx"):  # earlier exports of other versions
+                for stale in path.parent.glob(_EXPORT_NAME.format("*")):  # earlier exports of other versions
                     if stale != path:
                         stale.unlink(missing_ok=True)
             encoder = OnnxEncoder(path, self._model.tokenizer, self._model.max_seq_length, self._batch_size)
