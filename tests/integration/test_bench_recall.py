@@ -9,7 +9,7 @@ import pytest
 
 from engram.bench.facts import make_facts, user_sizes
 from engram.bench.recall import run_recall_bench, tenant_sizes
-from engram.bench.scale import run_scale_bench
+from engram.bench.scale import run_scale_bench, turns
 from engram.bench.shapes import run_shape_bench
 
 
@@ -90,3 +90,17 @@ async def test_scale_reports_points_and_growth(tmp_path: Path, vectors_dir: Path
     (step,) = out["growth_per_10x"]["users"]
     assert step["from"] == 300 and step["to"] == 3_000
     assert step["p95_ratio"] == round(out["points"][1]["recall_p95_ms"] / out["points"][0]["recall_p95_ms"], 3)
+    assert out["measured_in_turns_of"] > 0 and out["baseline_cpu_ms"] > 0
+
+
+def test_scale_points_take_turns_block_by_block() -> None:
+    """A shape's points are measured in turns, so a drift of the machine's speed reaches every point alike:
+    each block of questions goes to every point, the first point rotating from block to block."""
+    blocks = [range(0, 20), range(20, 40), range(40, 45), range(45, 50)]
+    order = [(p, b.start) for p, b in turns(["10k", "100k", "1M"], blocks)]
+    assert order == [
+        ("10k", 0), ("100k", 0), ("1M", 0),
+        ("100k", 20), ("1M", 20), ("10k", 20),
+        ("1M", 40), ("10k", 40), ("100k", 40),
+        ("10k", 45), ("100k", 45), ("1M", 45),
+    ]  # fmt: skip

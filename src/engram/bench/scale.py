@@ -1,18 +1,30 @@
 """`engram bench scale`: the ``users`` and ``one-scope`` shapes (``shapes``) at growing sizes, and how much
-recall's p95 grows per 10x memories."""
+recall's p95 grows per 10x memories.
+
+A shape's points are measured in turns, not one after another: every point's database is open at once,
+and each block of ``BLOCK`` questions is asked of every point before the next block (the order of the
+points rotating from block to block). A shared machine's speed drifts by up to 2x within an hour; measured
+one after another, a point could land in a slow phase and the next in a fast one, and the ratio between
+them moved by more than the growth it measures (docs/performance.md). In turns, every point sees the same
+machine.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from engram.bench.shapes import run_shape_bench
+from engram.bench.recall import _baseline
+from engram.bench.shapes import Sampler, opened
 from engram.config import Settings
 
 SIZES = (10_000, 100_000, 1_000_000)
+BLOCK = 20  # questions asked of one point before the next point's turn
+T = TypeVar("T")
 
 
 async def run_scale_bench(
@@ -20,20 +32,51 @@ async def run_scale_bench(
     data_dir: Path | None = None, settings: Settings | None = None, vectors_dir: Path | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Each shape at each size (a database per point, under ``data_dir`` when given, kept for the next run;
-    ``vectors_dir`` as for ``run_shape_bench``)."""
+    ``vectors_dir`` as for ``shapes.opened``), a shape's points measured in turns."""
     points: list[dict[str, Any]] = []
+    baseline: dict[str, float] = {}
     for shape in shapes:
-        for n in sorted(sizes):
-            where = data_dir / f"{shape}-{n}" if data_dir else None
-            r = await run_shape_bench(
-                shape, memories=n, queries=queries, data_dir=where, settings=settings, vectors_dir=vectors_dir
-            )
-            points.append({
-                "shape": shape, "memories": n, "recall_p50_ms": r["p50_ms"], "recall_p95_ms": r["p95_ms"],
-                "recall_p95_ms_with_embedding": r["p95_ms_with_embedding"], "hit_at_5": r["hit_at_5"],
-                "plan_counts": r["plan_counts"],
-            })  # fmt: skip
-    return {"points": points, "growth_per_10x": growth(points)}
+        async with contextlib.AsyncExitStack() as stack:
+            samplers = []
+            for n in sorted(sizes):
+                where = data_dir / f"{shape}-{n}" if data_dir else None
+                point = await stack.enter_async_context(
+                    opened(shape, memories=n, queries=queries, data_dir=where, settings=settings,
+                           vectors_dir=vectors_dir)
+                )  # fmt: skip
+                samplers.append(Sampler(point))
+            for sampler in samplers:
+                await sampler.prepare()
+            await _in_turns(samplers, queries)
+            baseline = await _baseline(samplers[-1].point.engram)
+            for sampler in samplers:
+                r = sampler.result()
+                points.append({
+                    "shape": shape, "memories": sampler.point.memories, "recall_p50_ms": r["p50_ms"],
+                    "recall_p95_ms": r["p95_ms"], "recall_p95_ms_with_embedding": r["p95_ms_with_embedding"],
+                    "hit_at_5": r["hit_at_5"], "plan_counts": r["plan_counts"],
+                })  # fmt: skip
+    return {"points": points, "growth_per_10x": growth(points), "measured_in_turns_of": BLOCK, **baseline}
+
+
+async def _in_turns(samplers: Sequence[Sampler], queries: int) -> None:
+    """Every block of questions asked of every point in turn (``turns``): first with the vectors given,
+    then with their embedding."""
+    asked = min([queries, *(len(s.asks) for s in samplers)])
+    order = list(turns(samplers, [range(start, min(start + BLOCK, asked)) for start in range(0, asked, BLOCK)]))
+    for sampler, block in order:
+        await sampler.given(block)
+    for sampler, block in order:
+        await sampler.embedded(block)
+
+
+def turns(points: Sequence[T], blocks: Sequence[range]) -> Iterator[tuple[T, range]]:
+    """Each block for every point, the points' order rotating by one from block to block (no point always
+    follows the same one)."""
+    for k, block in enumerate(blocks):
+        first = k % len(points)
+        for point in itertools.chain(points[first:], points[:first]):
+            yield point, block
 
 
 def growth(points: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

@@ -18,7 +18,9 @@ import json
 import statistics
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,12 +109,27 @@ def _load(path: Path) -> np.ndarray[Any, Any] | None:
     return np.load(path) if path.exists() else None
 
 
-async def run_shape_bench(
+@dataclass
+class Point:
+    """One shape at one size, its database open and built."""
+
+    engram: Engram
+    shape: str
+    memories: int
+    facts: Facts
+    gold: dict[str, str]  # the gold facts' ids, by fact index
+    ingest_s: float
+    model: str
+
+
+@asynccontextmanager
+async def opened(
     shape: str, *, memories: int = 100_000, queries: int = 200, data_dir: Path | None = None,
     settings: Settings | None = None, real_vectors: int = REAL_VECTORS, vectors_dir: Path | None = None,
-) -> dict[str, Any]:  # fmt: skip
-    """One shape at one size. ``vectors_dir`` holds the real vectors' cache (default: the per-user cache
-    directory, so every shape and size shares one)."""
+) -> AsyncIterator[Point]:  # fmt: skip
+    """One shape at one size, its database built on first use and kept in ``data_dir`` (default: the
+    per-user cache directory); ``vectors_dir`` holds the real vectors' cache (default: the same, so every
+    shape and size shares one)."""
     if shape not in SHAPES:
         raise ValueError(f"shape must be one of {', '.join(SHAPES)}")
     data_dir = data_dir or Path(platformdirs.user_cache_dir("engram")) / f"bench-{shape}-{memories}"
@@ -147,11 +164,27 @@ async def run_shape_bench(
                 await conn.execute("VACUUM (ANALYZE) memories, memory_embeddings, search_postings, recall_receipts")
             marker.write_text(json.dumps({"gold": gold, "ingest_seconds": round(ingest_s, 1)}))
         gold = json.loads(marker.read_text())["gold"]
-        result = await _measure(engram, shape, facts, gold)
-        return {"shape": shape, "memories": memories, **result, "ingest_seconds": round(ingest_s, 1),
-                "embedding_model": inner.model_id}  # fmt: skip
+        yield Point(engram, shape, memories, facts, gold, ingest_s, inner.model_id)
     finally:
         await engram.close()
+
+
+async def run_shape_bench(
+    shape: str, *, memories: int = 100_000, queries: int = 200, data_dir: Path | None = None,
+    settings: Settings | None = None, real_vectors: int = REAL_VECTORS, vectors_dir: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """One shape at one size (``opened``), measured alone."""
+    async with opened(
+        shape, memories=memories, queries=queries, data_dir=data_dir, settings=settings, real_vectors=real_vectors,
+        vectors_dir=vectors_dir,
+    ) as point:  # fmt: skip
+        sampler = Sampler(point)
+        await sampler.prepare()
+        everything = range(len(sampler.asks))
+        await sampler.given(everything)
+        await sampler.embedded(everything)
+        return {"shape": shape, "memories": memories, **sampler.result(), **await _baseline(point.engram),
+                "ingest_seconds": round(point.ingest_s, 1), "embedding_model": point.model}  # fmt: skip
 
 
 async def _ingest(engram: Engram, shape: str, facts: Facts, book: VectorBook, real: int) -> dict[str, str]:
@@ -185,43 +218,68 @@ async def _ingest(engram: Engram, shape: str, facts: Facts, book: VectorBook, re
     return gold
 
 
-async def _measure(engram: Engram, shape: str, facts: Facts, gold: dict[str, str]) -> dict[str, Any]:
-    assert engram.gateway is not None
-    tenant = TENANT[shape]
-    asks = [(q, facts.users[i] if shape == "users" else None, gold[str(i)]) for q, i in facts.queries]
-    vectors = await engram.gateway.embed([q for q, _, _ in asks])
+class Sampler:
+    """A point's recalls, measured a block of questions at a time, so that several points can take turns
+    (``scale``): each question recalled as its gold fact's user (users) or with no user (one-scope), top 5,
+    first with its vector given, then paying for its embedding."""
 
-    async def recall(q: str, user: str | None, vector: Vector | None) -> Any:
-        return await engram.recall(q, tenant=tenant, user_id=user, actor="bench", max_items=5, query_vector=vector)
+    def __init__(self, point: Point) -> None:
+        self.point = point
+        facts = point.facts
+        users = point.shape == "users"
+        self.asks = [(q, facts.users[i] if users else None, point.gold[str(i)]) for q, i in facts.queries]
+        self.vectors: list[Vector] = []
+        self.given_ms: dict[int, float] = {}
+        self.embedded_ms: dict[int, float] = {}
+        self.hits: dict[int, bool] = {}
+        self.plans: dict[int, str] = {}
+        self.sizes: dict[int, int] = {}
 
-    for (q, user, _), vec in zip(asks, vectors, strict=True):  # warm: statistics cached, statements prepared
-        await recall(q, user, vec)
-    given, hits, plans, sizes = [], 0, Counter[str](), []
-    for (q, user, want), vec in zip(asks, vectors, strict=True):
-        started = time.perf_counter()
-        result = await recall(q, user, vec)
-        given.append((time.perf_counter() - started) * 1000)
-        hits += any(str(item.id) == want for item in result.items)
-        plan = getattr(result, "plan", None)
-        plans[plan.name if plan else "unknown"] += 1
-        if plan is not None and plan.scope_size is not None:
-            sizes.append(plan.scope_size)
-    embedded = []
-    for q, user, _ in asks:
-        engram.retriever.clear_query_cache()  # every query pays for its embedding
-        started = time.perf_counter()
-        await recall(q, user, None)
-        embedded.append((time.perf_counter() - started) * 1000)
+    async def _recall(self, q: str, user: str | None, vector: Vector | None) -> Any:
+        return await self.point.engram.recall(
+            q, tenant=TENANT[self.point.shape], user_id=user, actor="bench", max_items=5, query_vector=vector
+        )
 
-    def stats(values: list[float], suffix: str = "") -> dict[str, float]:
-        return {f"{p}_ms{suffix}": round(percentile(values, int(p[1:])), 2) for p in ("p50", "p95", "p99")}
+    async def prepare(self) -> None:
+        """Embed the questions, and recall each once untimed: statistics cached, statements prepared."""
+        gateway = self.point.engram.gateway
+        assert gateway is not None
+        self.vectors = await gateway.embed([q for q, _, _ in self.asks])
+        for (q, user, _), vec in zip(self.asks, self.vectors, strict=True):
+            await self._recall(q, user, vec)
 
-    return {
-        "queries": len(asks),
-        **stats(given),
-        **stats(embedded, "_with_embedding"),
-        "hit_at_5": round(hits / len(asks), 4),
-        "scope_size_p50": statistics.median(sizes) if sizes else None,
-        "plan_counts": dict(plans),
-        **await _baseline(engram),
-    }
+    async def given(self, which: Iterable[int]) -> None:
+        """Recall these questions with their vectors given."""
+        for i in which:
+            q, user, want = self.asks[i]
+            started = time.perf_counter()
+            result = await self._recall(q, user, self.vectors[i])
+            self.given_ms[i] = (time.perf_counter() - started) * 1000
+            self.hits[i] = any(str(item.id) == want for item in result.items)
+            plan = getattr(result, "plan", None)
+            self.plans[i] = plan.name if plan else "unknown"
+            if plan is not None and plan.scope_size is not None:
+                self.sizes[i] = plan.scope_size
+
+    async def embedded(self, which: Iterable[int]) -> None:
+        """Recall these questions, each paying for its embedding."""
+        for i in which:
+            q, user, _ = self.asks[i]
+            self.point.engram.retriever.clear_query_cache()
+            started = time.perf_counter()
+            await self._recall(q, user, None)
+            self.embedded_ms[i] = (time.perf_counter() - started) * 1000
+
+    def result(self) -> dict[str, Any]:
+        def stats(values: Iterable[float], suffix: str = "") -> dict[str, float]:
+            got = list(values)
+            return {f"{p}_ms{suffix}": round(percentile(got, int(p[1:])), 2) for p in ("p50", "p95", "p99")}
+
+        return {
+            "queries": len(self.asks),
+            **stats(self.given_ms.values()),
+            **stats(self.embedded_ms.values(), "_with_embedding"),
+            "hit_at_5": round(sum(self.hits.values()) / len(self.asks), 4),
+            "scope_size_p50": statistics.median(self.sizes.values()) if self.sizes else None,
+            "plan_counts": dict(Counter(self.plans.values())),
+        }

@@ -56,7 +56,8 @@ def candidate_rows(cursor: AsyncCursor[Any]) -> RowMaker[Row]:
     """The row factory of the candidate statements: each row a ``Row``. The statement's columns are matched
     to the fields once per result (``class_row`` matches them by name in a dict for every row); a field the
     statement does not read takes its default, and ``scored`` says whether it read the query's cosines."""
-    names = [c.name for c in cursor.description or ()]
+    res = cursor.pgresult  # its field names: ``description`` builds a Column object for each
+    names = [(res.fname(i) or b"").decode() for i in range(res.nfields)] if res is not None else []
     at = {name: i for i, name in enumerate(names)}
     missing = [f for f in Row._fields if f not in at]
     extra = tuple(("cos_self" in at) if f == "scored" else Row._field_defaults[f] for f in missing)
