@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -154,13 +155,10 @@ async def _measure(
         await engram.recall(q + " ?", tenant=tenant, user_id=user, actor="bench")
         with_embedding.append((time.perf_counter() - started) * 1000)
 
-    baseline = await _baseline(engram)
+    baseline = await machine_baseline(engram)
     small = min((n for n in names if n != BIG and 50 <= sizes[n] <= 200), key=lambda n: abs(sizes[n] - 100))
     recall_small = await _filtered_recall(engram, small, by_tenant[small], rng)
     recall_large = await _filtered_recall(engram, BIG, by_tenant[BIG], rng)
-
-    def stats(values: list[float], suffix: str = "") -> dict[str, float]:
-        return {f"{p}_ms{suffix}": round(percentile(values, int(p[1:])), 2) for p in ("p50", "p95", "p99")}
 
     return {
         "shape": "tenants",
@@ -171,8 +169,8 @@ async def _measure(
         "queries": len(plan),
         "big_tenant_query_share": round(len(by_class["big"]) / len(plan), 3),
         "plan_counts": dict(plans),
-        **stats(plain),
-        **stats(with_embedding, "_with_embedding"),
+        **latency_stats(plain),
+        **latency_stats(with_embedding, "_with_embedding"),
         "p95_ms_big_tenant": round(percentile(by_class["big"], 95), 2),
         "p95_ms_small_tenants": round(percentile(by_class["small"], 95), 2),
         "filtered_recall_at_10_small": recall_small,
@@ -183,7 +181,13 @@ async def _measure(
     }
 
 
-async def _baseline(engram: Engram) -> dict[str, float]:
+def latency_stats(values: Iterable[float], suffix: str = "") -> dict[str, float]:
+    """p50, p95 and p99 of latencies in ms, as ``p50_ms{suffix}`` and so on."""
+    got = list(values)
+    return {f"{p}_ms{suffix}": round(percentile(got, int(p[1:])), 2) for p in ("p50", "p95", "p99")}
+
+
+async def machine_baseline(engram: Engram) -> dict[str, float]:
     """How fast this machine is right now, to read the latencies against (shared machines vary 2x in an
     hour): the median round trip of ``SELECT 1`` on a pooled connection, and the median time of a fixed
     pure-Python workload."""

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engram.bench.recall import _baseline
+from engram.bench.recall import machine_baseline
 from engram.bench.shapes import Sampler, opened
 from engram.config import Settings
 
@@ -48,7 +48,7 @@ async def run_scale_bench(
             for sampler in samplers:
                 await sampler.prepare()
             await _in_turns(samplers, queries)
-            baseline = await _baseline(samplers[-1].point.engram)
+            baseline = await machine_baseline(samplers[-1].point.engram)
             for sampler in samplers:
                 r = sampler.result()
                 points.append({

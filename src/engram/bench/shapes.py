@@ -28,10 +28,9 @@ import numpy as np
 import platformdirs
 
 from engram.bench.facts import Facts, make_facts
-from engram.bench.recall import _baseline
+from engram.bench.recall import latency_stats, machine_baseline
 from engram.config import Settings
 from engram.errors import EngramError
-from engram.evaluation.metrics import percentile
 from engram.model import new_id
 from engram.model.text import content_hash
 from engram.providers.base import Embedder, Vector
@@ -195,7 +194,7 @@ async def run_shape_bench(
         everything = range(len(sampler.asks))
         await sampler.given(everything)
         await sampler.embedded(everything)
-        return {"shape": shape, "memories": memories, **sampler.result(), **await _baseline(point.engram),
+        return {"shape": shape, "memories": memories, **sampler.result(), **await machine_baseline(point.engram),
                 "ingest_seconds": round(point.ingest_s, 1), "embedding_model": point.model}  # fmt: skip
 
 
@@ -281,14 +280,10 @@ class Sampler:
             self.embedded_ms[i] = (time.perf_counter() - started) * 1000
 
     def result(self) -> dict[str, Any]:
-        def stats(values: Iterable[float], suffix: str = "") -> dict[str, float]:
-            got = list(values)
-            return {f"{p}_ms{suffix}": round(percentile(got, int(p[1:])), 2) for p in ("p50", "p95", "p99")}
-
         return {
             "queries": len(self.asks),
-            **stats(self.given_ms.values()),
-            **stats(self.embedded_ms.values(), "_with_embedding"),
+            **latency_stats(self.given_ms.values()),
+            **latency_stats(self.embedded_ms.values(), "_with_embedding"),
             "hit_at_5": round(sum(self.hits.values()) / len(self.asks), 4),
             "scope_size_p50": statistics.median(self.sizes.values()) if self.sizes else None,
             "plan_counts": dict(Counter(self.plans.values())),
