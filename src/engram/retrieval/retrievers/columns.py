@@ -6,6 +6,7 @@ it parses their text.
 
 from __future__ import annotations
 
+import re
 from operator import itemgetter
 from typing import Any, LiteralString
 
@@ -49,7 +50,18 @@ def cosine_params(params: dict[str, Any], vector: Any, model_id: str | None) -> 
 
 def finish(inner: sql.Composed, cosines: bool) -> bytes:
     """A composed candidate statement, with the cosine columns if asked, as bytes for the statement caches."""
-    return (sql.SQL(_WITH_COSINES).format(inner=inner) if cosines else inner).as_bytes()
+    return compact((sql.SQL(_WITH_COSINES).format(inner=inner) if cosines else inner).as_bytes())
+
+
+# A string literal (kept as it is), or a run of whitespace and comments.
+_LAYOUT = re.compile(rb"('(?:[^']|'')*')|(?:\s|--[^\n]*)+")
+
+
+def compact(statement: bytes) -> bytes:
+    """``statement`` without its comments and its layout's whitespace (string literals untouched). psycopg
+    caches a statement's conversion (its ``%(name)s`` placeholders into ``$n``) only up to 4,096 bytes: the
+    lexical statement, laid out to be read, was over it and was converted again at every recall."""
+    return _LAYOUT.sub(lambda m: m.group(1) or b" ", statement).strip()
 
 
 def candidate_rows(cursor: AsyncCursor[Any]) -> RowMaker[Row]:
