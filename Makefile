@@ -44,8 +44,11 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null \
 		|| (apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null)
 
+# Test workers: each starts an embedded PostgreSQL with a quarter of the memory (at most 2 GB) as shared buffers.
+TEST_WORKERS ?= 2
+
 test: lint types chromium
-	$(BIN)/pytest -q --durations=15
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --durations=15
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
