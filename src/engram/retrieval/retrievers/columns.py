@@ -59,8 +59,9 @@ _LAYOUT = re.compile(rb"('(?:[^']|'')*')|(?:\s|--[^\n]*)+")
 
 def compact(statement: bytes) -> bytes:
     """``statement`` without its comments and its layout's whitespace (string literals untouched). psycopg
-    caches a statement's conversion (its ``%(name)s`` placeholders into ``$n``) only up to 4,096 bytes: the
-    lexical statement, laid out to be read, was over it and was converted again at every recall."""
+    caches a statement's conversion (its ``%(name)s`` placeholders into ``$n``) only up to 4,096 bytes: a small
+    scope's lexical statement, laid out to be read, was over it with any optional filter part and was
+    converted again at every recall. (The dense statements, built elsewhere, are well under it.)"""
     return _LAYOUT.sub(lambda m: m.group(1) or b" ", statement).strip()
 
 
