@@ -37,17 +37,17 @@ WITH {terms} post AS MATERIALIZED ({post}
      GROUP BY p.memory_id
 ), best AS MATERIALIZED (
     SELECT id, score, term_share FROM scored ORDER BY score DESC, id LIMIT %(window)s
+), seen AS NOT MATERIALIZED (  -- read only where joined, as if written out there
+    SELECT m.id, {columns} FROM memories m WHERE {filter}
 ), passed AS MATERIALIZED (
-    SELECT b.id, b.score, b.term_share, {columns}
-      FROM best b JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = b.id
-     WHERE {filter}
+    SELECT m.*, b.score, b.term_share FROM best b JOIN seen m ON m.id = b.id
 )
 SELECT * FROM passed
 UNION ALL
-SELECT s.id, s.score, s.term_share, {columns}
-  FROM scored s JOIN memories m ON m.tenant_id = %(tenant_id)s AND m.id = s.id
+SELECT m.*, s.score, s.term_share
+  FROM scored s JOIN seen m ON m.id = s.id
  WHERE (SELECT count(*) FROM passed) < %(limit)s AND (SELECT count(*) FROM scored) > %(window)s
-   AND s.id NOT IN (SELECT id FROM best) AND {filter}
+   AND s.id NOT IN (SELECT id FROM best)
  ORDER BY score DESC, id
  LIMIT %(limit)s
 """
