@@ -177,3 +177,20 @@ def test_records_of_different_things_are_no_conflict() -> None:
     d = cand("Invoice INV-78 was paid in full")
     resolve([a, b, c, d])
     assert a.conflicts == b.conflicts == c.conflicts == d.conflicts == []
+
+
+def test_anchors_added_on_one_side_only_are_no_conflict() -> None:
+    # Two anchors more on one side and none on the other: a fuller account, not one value told two ways.
+    a = cand("The weekly sync moved to the large room", cos=0.8, share=0.9)
+    b = cand("The weekly sync with Ana and Bo moved to the large room", cos=0.7, share=0.9)
+    resolve([a, b])
+    assert a.conflicts == b.conflicts == []
+
+
+def test_the_same_text_in_other_candidates_is_judged_alike() -> None:
+    # Texts' shapes are kept per text: later recalls of the same memories (new candidates) decide alike.
+    for _ in range(2):
+        older = cand("The staging deploy runs every Wednesday evening", cos=0.8, share=0.9)
+        newer = cand("The staging deploy runs every Thursday evening", cos=0.7, share=0.9)
+        resolve([older, newer])
+        assert older.conflicts == [newer.id] and newer.conflicts == [older.id]
