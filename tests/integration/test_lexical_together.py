@@ -62,3 +62,49 @@ async def test_a_third_common_word_narrows_what_the_first_two_hold(engram: Engra
     assert [by_id[h.id] for h in three] == [wanted]
     held = [by_id[h.id] for h in two]  # two words: the best of the 131 that hold both
     assert len(held) == cfg.candidates and all(c.startswith("Amara") and "Osaka" in c for c in held)
+
+
+async def postings(engram: Engram, memory_id: object) -> set[str]:
+    async with engram.db.tenant("acme") as conn:
+        rows = await (
+            await conn.execute("SELECT lexeme FROM search_postings WHERE memory_id = %s", [memory_id])
+        ).fetchall()
+    return {r["lexeme"] for r in rows}
+
+
+async def test_names_words_are_paired_in_their_memorys_postings(engram: Engram) -> None:
+    # Every pair of a run of capitalised words (initials too), never across runs or sentences.
+    await engram.update_admission_policy({"pii": "off"})
+    m = await engram.remember("Marco V. Okafor met Amara Silva in New York. Okafor. Then Bruno left.")
+    pairs = {p for p in await postings(engram, m.id) if "&" in p}
+    assert pairs == {"marco&okafor", "marco&v", "okafor&v", "amara&silva", "new&york"}
+    # An edit of the capitals alone leaves the search key as it was, but not the pairs.
+    m = await engram.update(
+        m.id, {"content": "Marco V. Okafor met amara silva in New York. Okafor. Then Bruno left."}, expected_revision=1
+    )
+    assert {p for p in await postings(engram, m.id) if "&" in p} == {"marco&okafor", "marco&v", "okafor&v", "new&york"}
+    await engram.update(m.id, {"content": "A note about the harbour, by Lena Ruiz."}, expected_revision=2)
+    assert {p for p in await postings(engram, m.id) if "&" in p} == {"lena&ruiz"}
+    await engram.delete(m.id)
+    assert await postings(engram, m.id) == set()
+
+
+async def test_words_a_query_names_as_one_name_are_read_from_their_pair(engram: Engram) -> None:
+    # "amara" and "silva" are both in 132 memories (over the budget of 100): in 130 of them as two people's
+    # names, in two as one person's.
+    docs = [f"Amara {chr(65 + n % 26)}. Okafor {n} met Bruno Silva at the harbour" for n in range(130)]
+    wanted = ["Amara K. Silva lives in Osaka.", "Amara K. Silva drives a red Toyota."]
+    await engram.update_admission_policy({"pii": "off"})
+    await engram.remember_many([{"content": d} for d in docs + wanted])
+    cfg = preset("hybrid", lexical_postings_budget=100)
+    f = build_filter("acme", RecallRequest(query="x"))
+    async with engram.db.tenant("acme") as conn:
+        corpus = await engram.retriever.read_corpus(conn, "acme")
+        kw = {"avgdl": corpus.avgdl, "fts": corpus.fts_config, "rarest": False}
+        one = await lexical_hits(conn, f, cfg, n_docs=LARGE, query="Where is Amara Silva's home?", **kw)
+        apart = await lexical_hits(conn, f, cfg, n_docs=LARGE, query="When did Amara meet Silva?", **kw)
+    by_id = {m.id: m.content for m in (await engram.list(limit=500)).items}
+    assert sorted(by_id[h.id] for h in one) == sorted(wanted)
+    # Named apart, the two words are read wherever they are: any memory holding both.
+    held = [by_id[h.id] for h in apart]
+    assert len(held) == cfg.candidates and any("Okafor" in c for c in held)

@@ -99,13 +99,14 @@ _KEPT_TERMS: LiteralString = (
 # ("mobile app reported") still match thousands, and cost more than they tell (the tenants bench's p95 went
 # from 9 to 25 ms). For such a tenant (``TOGETHER_MIN_DOCS``; in a small one they are true stop words) the
 # statement keeps the rarest terms within the budget as always, and also reads the memories holding all of
-# its common name words together (two to four, the longest), up to ``budget`` of them: the intersection
-# of the first two words' postings (each read from the primary key: about 1 ms for words of 2,500-4,000
-# memories at 100,000), then each further word probed for the few memories both hold. The words are chosen
-# inside the statement, so it is one round trip and its plan is reused; written as a join, the generic plan
-# (which takes a word for a few postings) could nest one word's scan inside the other's: a second and more
-# for two words of 5,000 memories. (The GIN index of the search keys cannot serve this under
-# row-level security: ``@@`` is not leakproof, so it is never an index condition.) Their postings of those
+# its common name words together (two to four, the longest), up to ``budget`` of them
+# (``engram_name_holders``, migration 0026): two of them read as one name from that pair's postings when
+# the query names them so ("Marco V. Okafor": about 100 postings), or else from the intersection of the two
+# words' postings (each read from the primary key: about 1 ms for words of 2,500-4,000 memories at 100,000,
+# the dearest part of a one-scope recall before the pairs), then each further word probed for the few
+# memories both hold. The words are chosen inside the statement, so it is one round trip and its plan is
+# reused. (The GIN index of the search keys cannot serve this under row-level security: ``@@`` is not
+# leakproof, so it is never an index condition.) Their postings of those
 # words join the others, each word counted as just over the budget (its exact count is what was not read),
 # read for each of those memories from the primary key (``OFFSET 0`` keeps the probe: a generic plan would
 # otherwise hash-join every posting of the words, 10,000 of them for three names' words).
@@ -115,19 +116,9 @@ _TOGETHER_TERMS: LiteralString = """ common AS MATERIALIZED (
      WHERE n > {budget} AND lexeme NOT IN (SELECT lexeme FROM kept)
        AND EXISTS (SELECT 1 FROM unnest(%(named)s::text[]) AS w(name) WHERE starts_with(w.name, t.lexeme))
      ORDER BY k LIMIT {words}
-), pair AS MATERIALIZED (  -- an intersection, never a join: no estimate can make it quadratic
-    SELECT memory_id FROM search_postings
-     WHERE tenant_id = %(tenant_id)s AND lexeme = (SELECT lexeme FROM common WHERE k = 1)
-    INTERSECT
-    SELECT memory_id FROM search_postings
-     WHERE tenant_id = %(tenant_id)s AND lexeme = (SELECT lexeme FROM common WHERE k = 2)
-), holding AS MATERIALIZED (
-    SELECT h.memory_id AS id FROM pair h
-     WHERE NOT EXISTS (SELECT 1 FROM common c
-                        WHERE c.k > 2 AND NOT EXISTS (SELECT 1 FROM search_postings p
-                                                       WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = c.lexeme
-                                                         AND p.memory_id = h.memory_id))
-     LIMIT {budget}
+), holding AS MATERIALIZED (  -- migration 0026
+    SELECT id FROM engram_name_holders(%(tenant_id)s, %(fts)s::regconfig, %(query)s,
+                                       ARRAY(SELECT lexeme FROM common ORDER BY k), {budget}) AS h(id)
 ),"""
 _TOGETHER_POSTINGS: LiteralString = """
     UNION ALL
