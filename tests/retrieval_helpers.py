@@ -7,6 +7,7 @@ from typing import Any
 
 from psycopg import sql
 
+from engram import Engram
 from engram.retrieval.config import RetrievalConfig
 from engram.retrieval.filter import Filter
 from engram.retrieval.gather import recall_settings
@@ -106,3 +107,12 @@ async def plans_of(conn: Conn, pattern: str) -> list[tuple[int, int]]:
                            [pattern])
     ).fetchall()  # fmt: skip
     return [(r["generic_plans"], r["custom_plans"]) for r in rows]
+
+
+async def postings_of(engram: Engram, memory_id: object) -> set[str]:
+    """The lexemes (and name pairs) of one memory's postings in tenant acme."""
+    async with engram.db.tenant("acme") as conn:
+        rows = await (
+            await conn.execute("SELECT lexeme FROM search_postings WHERE memory_id = %s", [memory_id])
+        ).fetchall()
+    return {r["lexeme"] for r in rows}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from engram import Engram
 from engram.model.recall import RecallRequest
-from engram.retrieval.config import preset
+from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.filter import build_filter
-from tests.retrieval_helpers import lexical_hits
+from tests.retrieval_helpers import lexical_hits, postings_of
 
 LARGE = 10**6  # the corpus size the statement is told: the tenant counts as large
 
@@ -19,6 +19,17 @@ async def seed(engram: Engram) -> list[str]:
     await engram.update_admission_policy({"pii": "off"})  # the names are the facts here
     await engram.remember_many([{"content": d} for d in docs + wanted])
     return wanted
+
+
+async def found_in_large(engram: Engram, cfg: RetrievalConfig, *queries: str) -> list[list[str]]:
+    """The contents lexical recall finds for each query in tenant acme, told the tenant is large."""
+    f = build_filter("acme", RecallRequest(query="x"))
+    async with engram.db.tenant("acme") as conn:
+        corpus = await engram.retriever.read_corpus(conn, "acme")
+        kw = {"avgdl": corpus.avgdl, "fts": corpus.fts_config, "rarest": False}
+        found = [await lexical_hits(conn, f, cfg, n_docs=LARGE, query=q, **kw) for q in queries]
+    by_id = {m.id: m.content for m in (await engram.list(limit=500)).items}
+    return [[by_id[h.id] for h in hits] for hits in found]
 
 
 async def test_common_words_are_read_together_in_a_large_tenant(engram: Engram) -> None:
@@ -52,41 +63,31 @@ async def test_a_third_common_word_narrows_what_the_first_two_hold(engram: Engra
     await engram.update_admission_policy({"pii": "off"})
     await engram.remember_many([{"content": d} for d in [*docs, wanted]])
     cfg = preset("hybrid", lexical_postings_budget=100)
-    f = build_filter("acme", RecallRequest(query="x"))
-    async with engram.db.tenant("acme") as conn:
-        corpus = await engram.retriever.read_corpus(conn, "acme")
-        kw = {"avgdl": corpus.avgdl, "fts": corpus.fts_config, "rarest": False}
-        three = await lexical_hits(conn, f, cfg, n_docs=LARGE, query="Did Amara Silva move to Osaka?", **kw)
-        two = await lexical_hits(conn, f, cfg, n_docs=LARGE, query="Did Amara move to Osaka?", **kw)
-    by_id = {m.id: m.content for m in (await engram.list(limit=500)).items}
-    assert [by_id[h.id] for h in three] == [wanted]
-    held = [by_id[h.id] for h in two]  # two words: the best of the 131 that hold both
+    three, held = await found_in_large(engram, cfg, "Did Amara Silva move to Osaka?", "Did Amara move to Osaka?")
+    assert three == [wanted]
+    # two words: the best of the 131 that hold both
     assert len(held) == cfg.candidates and all(c.startswith("Amara") and "Osaka" in c for c in held)
 
 
-async def postings(engram: Engram, memory_id: object) -> set[str]:
-    async with engram.db.tenant("acme") as conn:
-        rows = await (
-            await conn.execute("SELECT lexeme FROM search_postings WHERE memory_id = %s", [memory_id])
-        ).fetchall()
-    return {r["lexeme"] for r in rows}
+async def pairs_of(engram: Engram, memory_id: object) -> set[str]:
+    """A memory's name pairs among its postings (migration 0026)."""
+    return {p for p in await postings_of(engram, memory_id) if "&" in p}
 
 
 async def test_names_words_are_paired_in_their_memorys_postings(engram: Engram) -> None:
     # Every pair of a run of capitalised words (initials too), never across runs or sentences.
     await engram.update_admission_policy({"pii": "off"})
     m = await engram.remember("Marco V. Okafor met Amara Silva in New York. Okafor. Then Bruno left.")
-    pairs = {p for p in await postings(engram, m.id) if "&" in p}
-    assert pairs == {"marco&okafor", "marco&v", "okafor&v", "amara&silva", "new&york"}
+    assert await pairs_of(engram, m.id) == {"marco&okafor", "marco&v", "okafor&v", "amara&silva", "new&york"}
     # An edit of the capitals alone leaves the search key as it was, but not the pairs.
     m = await engram.update(
         m.id, {"content": "Marco V. Okafor met amara silva in New York. Okafor. Then Bruno left."}, expected_revision=1
     )
-    assert {p for p in await postings(engram, m.id) if "&" in p} == {"marco&okafor", "marco&v", "okafor&v", "new&york"}
+    assert await pairs_of(engram, m.id) == {"marco&okafor", "marco&v", "okafor&v", "new&york"}
     await engram.update(m.id, {"content": "A note about the harbour, by Lena Ruiz."}, expected_revision=2)
-    assert {p for p in await postings(engram, m.id) if "&" in p} == {"lena&ruiz"}
+    assert await pairs_of(engram, m.id) == {"lena&ruiz"}
     await engram.delete(m.id)
-    assert await postings(engram, m.id) == set()
+    assert await postings_of(engram, m.id) == set()
 
 
 async def test_words_a_query_names_as_one_name_are_read_from_their_pair(engram: Engram) -> None:
@@ -97,14 +98,7 @@ async def test_words_a_query_names_as_one_name_are_read_from_their_pair(engram: 
     await engram.update_admission_policy({"pii": "off"})
     await engram.remember_many([{"content": d} for d in docs + wanted])
     cfg = preset("hybrid", lexical_postings_budget=100)
-    f = build_filter("acme", RecallRequest(query="x"))
-    async with engram.db.tenant("acme") as conn:
-        corpus = await engram.retriever.read_corpus(conn, "acme")
-        kw = {"avgdl": corpus.avgdl, "fts": corpus.fts_config, "rarest": False}
-        one = await lexical_hits(conn, f, cfg, n_docs=LARGE, query="Where is Amara Silva's home?", **kw)
-        apart = await lexical_hits(conn, f, cfg, n_docs=LARGE, query="When did Amara meet Silva?", **kw)
-    by_id = {m.id: m.content for m in (await engram.list(limit=500)).items}
-    assert sorted(by_id[h.id] for h in one) == sorted(wanted)
+    one, held = await found_in_large(engram, cfg, "Where is Amara Silva's home?", "When did Amara meet Silva?")
+    assert sorted(one) == sorted(wanted)
     # Named apart, the two words are read wherever they are: any memory holding both.
-    held = [by_id[h.id] for h in apart]
     assert len(held) == cfg.candidates and any("Okafor" in c for c in held)

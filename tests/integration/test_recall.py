@@ -27,6 +27,7 @@ from tests.retrieval_helpers import (
     identifier_hits,
     lexical_hits,
     plans_of,
+    postings_of,
     query_terms,
     recall_settings_here,
 )
@@ -303,14 +304,6 @@ async def test_rrf_fusion_and_mmr_are_available(engram: Engram) -> None:
     assert rrf.items and rrf.items[0].score > 0
     diverse = await engram.recall("printer toner", config=preset("hybrid", mmr=True), max_items=3)
     assert len(diverse.items) == 3
-
-
-async def postings_of(engram: Engram, memory_id: object) -> set[str]:
-    async with engram.db.tenant("acme") as conn:
-        rows = await (
-            await conn.execute("SELECT lexeme FROM search_postings WHERE memory_id = %s", [memory_id])
-        ).fetchall()
-    return {r["lexeme"] for r in rows}
 
 
 async def test_search_index_follows_updates_and_deletes(engram: Engram) -> None:

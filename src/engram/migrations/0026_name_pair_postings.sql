@@ -27,8 +27,9 @@ $$;
 -- two to four of them), at most ``lim``. First two of them: if the query names them as one name ("Amara K.
 -- Silva"), the memories that do so too, from that pair's postings; if it does not (the first two words
 -- then), or no memory does, the memories holding both anywhere, from the intersection of their postings
--- (an intersection, never a join: no estimate can make it quadratic). Then each further word is probed. Called by lexical recall
--- (``retrieval.retrievers.lexical``), under the caller's row-level security.
+-- (an intersection, never a join: no estimate can make it quadratic). Then each further word is probed.
+-- Called by lexical recall (``retrieval.retrievers.lexical``), under the caller's row-level security; with
+-- fewer than two words it reads nothing (not even the query's pairs).
 CREATE FUNCTION engram_name_holders(tenant text, cfg regconfig, query text, words text[], lim integer)
 RETURNS SETOF uuid
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
@@ -37,9 +38,9 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
           FROM (SELECT n, 0 AS o FROM engram_name_pairs(cfg, query) n
                 UNION ALL
                 SELECT CASE WHEN words[1] < words[2] COLLATE "C" THEN words[1] || '&' || words[2]
-                            ELSE words[2] || '&' || words[1] END, 1
-                 WHERE cardinality(words) >= 2) d
-         WHERE split_part(d.n, '&', 1) = ANY(words) AND split_part(d.n, '&', 2) = ANY(words)
+                            ELSE words[2] || '&' || words[1] END, 1) d
+         WHERE cardinality(words) >= 2
+           AND split_part(d.n, '&', 1) = ANY(words) AND split_part(d.n, '&', 2) = ANY(words)
          ORDER BY d.o, length(d.n) DESC, d.n COLLATE "C"
          LIMIT 1
     ), named AS MATERIALIZED (
