@@ -184,3 +184,30 @@ async def test_a_failing_job_is_recorded_and_tried_again_later(engram: Engram) -
     assert await scheduler.run_once() == 1
     (run,) = [r for r in await engram.scheduled_runs() if r["job"] == "broken"]
     assert run["last_error"] == "RuntimeError: boom" and run["leased_until"] is None
+
+
+async def test_stopping_lets_the_run_under_way_finish_and_hands_back_the_rest(engram: Engram) -> None:
+    await engram.remember("A note.")
+    await engram.remember("Another tenant's note.", tenant="globex")
+    started = asyncio.Event()
+    calls: list[str] = []
+
+    async def slow(e: Any, tenant_id: str) -> dict[str, Any]:
+        calls.append(tenant_id)
+        started.set()
+        await asyncio.sleep(0.5)
+        return {"done": tenant_id}
+
+    scheduler = Scheduler(engram, {"slow": Periodic(slow, 3600)}, poll=0.05)
+    scheduler.start()
+    await asyncio.wait_for(started.wait(), 10)
+    await scheduler.stop()
+    assert len(calls) == 1  # the second leased run was not started
+    (first,) = calls
+    other = "globex" if first == "acme" else "acme"
+    (done,) = [r for r in await engram.scheduled_runs(tenant=first) if r["job"] == "slow"]
+    assert done["runs"] == 1 and done["last_result"] == {"done": first} and done["leased_until"] is None
+    (handed,) = [r for r in await engram.scheduled_runs(tenant=other) if r["job"] == "slow"]
+    assert handed["runs"] == 0 and handed["leased_until"] is None and handed["next_run_at"] <= datetime.now(UTC)
+    # handed back, another scheduler runs it at once rather than when the lease would have run out
+    assert await Scheduler(engram, {"slow": Periodic(slow, 3600)}).run_once() == 1 and calls[-1] == other

@@ -35,6 +35,10 @@ UPDATE scheduled_runs
        next_run_at = now() + make_interval(secs => %(every)s), last_result = %(result)s, last_error = %(error)s
  WHERE tenant_id = %(tenant_id)s AND job = %(job)s AND leased_by = %(by)s
 """
+RELEASE: LiteralString = """
+UPDATE scheduled_runs SET leased_until = NULL, leased_by = NULL
+ WHERE (tenant_id, job) IN (SELECT * FROM unnest(%(tenants)s::text[], %(jobs)s::text[])) AND leased_by = %(by)s
+"""
 DUE_NOW: LiteralString = "UPDATE scheduled_runs SET next_run_at = now() WHERE tenant_id = %s AND job = ANY(%s)"
 RUNS: LiteralString = """
 SELECT job, next_run_at, leased_until, runs, last_started_at, last_finished_at, last_result, last_error
@@ -65,3 +69,9 @@ async def runs(conn: Conn, tenant_id: str) -> list[dict[str, Any]]:
 
 async def due_now(conn: Conn, tenant_id: str, jobs: Sequence[str]) -> None:
     await conn.execute(DUE_NOW, [tenant_id, list(jobs)])
+
+
+async def release(conn: Conn, leased: Sequence[tuple[str, str]], *, by: str) -> None:
+    """Hand back leases taken but not run, so the runs are due again at once."""
+    params = {"tenants": [t for t, _ in leased], "jobs": [j for _, j in leased], "by": by}
+    await conn.execute(RELEASE, params)

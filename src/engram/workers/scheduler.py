@@ -1,11 +1,13 @@
 """Periodic jobs per tenant (decay, consolidation): every ``poll`` seconds the scheduler gives each tenant a
 row per job, leases the due ones with SKIP LOCKED (so any number of processes may run schedulers: a tenant's
 job runs in one of them at a time), runs each and records its outcome and next time. A job that fails is
-tried again after its interval; a scheduler that dies loses its lease when it runs out."""
+tried again after its interval; a scheduler that dies loses its lease when it runs out. ``stop`` lets the run
+under way finish and be recorded, hands back the leases it has not started, then stops."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -45,6 +47,7 @@ class Scheduler(Loop):
         self.batch = batch
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.ran = 0
+        self._stopping = asyncio.Event()
 
     async def run_once(self) -> int:
         """Lease the due runs (at most ``batch``), run them one after another, settle each; how many ran."""
@@ -52,7 +55,11 @@ class Scheduler(Loop):
             await store.ensure(conn, list(self.jobs))
             leased = await store.claim(conn, list(self.jobs), limit=self.batch, lease=self.lease_seconds,
                                        by=self.worker_id)  # fmt: skip
-        for tenant_id, job in leased:
+        for n, (tenant_id, job) in enumerate(leased):
+            if self._stopping.is_set():  # another scheduler may run them now rather than when the lease runs out
+                async with self.engram.db.queue() as conn:
+                    await store.release(conn, leased[n:], by=self.worker_id)
+                return n
             result: dict[str, Any] | None = None
             error: str | None = None
             try:
@@ -69,11 +76,21 @@ class Scheduler(Loop):
             self.ran += 1
         return len(leased)
 
+    async def stop(self, grace: float = 30.0) -> None:
+        """Wait up to ``grace`` seconds for the run under way to finish and be recorded, then cancel."""
+        self._stopping.set()
+        if self._task is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._task), grace)
+        await super().stop()
+        self._stopping = asyncio.Event()
+
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             try:
-                while await self.run_once() == self.batch:
+                while await self.run_once() == self.batch and not self._stopping.is_set():
                     pass  # more may be due
             except EngramError as exc:  # the database away: try again at the next poll
                 _log.warning("scheduler: %s", exc)
-            await asyncio.sleep(self.poll)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.poll)
