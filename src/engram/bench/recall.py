@@ -25,7 +25,8 @@ from engram.config import Settings
 from engram.errors import EngramError
 from engram.evaluation.metrics import percentile
 from engram.evaluation.runner import settle
-from engram.model.recall import RecallRequest
+from engram.model.recall import RecallPlan, RecallRequest
+from engram.retrieval import scope
 from engram.retrieval.config import PRESETS
 from engram.retrieval.filter import build_filter
 from engram.retrieval.gather import recall_settings
@@ -213,21 +214,28 @@ EXACT = {"enable_indexscan": "off", "enable_bitmapscan": "off"}
 
 async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: random.Random, n: int = 200) -> float:
     """The top 10 of the production dense candidate list (HNSW, iterative scan, filters, ``candidates``,
-    re-sorted) against exact search (the same query with index scans disabled: a sequential scan and a
-    sort, LIMIT 10), for one tenant."""
+    ``ef_search`` as recall sizes it for the caller's scope, re-sorted) against exact search (the same
+    query with index scans disabled: a sequential scan and a sort, LIMIT 10), for one tenant."""
     assert engram.gateway is not None
     gateway = engram.gateway
     cfg = PRESETS["hybrid"]
     queries = [query_from(rng.choice(texts), rng) for _ in range(n)]
     vectors = await gateway.embed(queries)
     async with engram.db.tenant(tenant) as conn:
-        own = (await engram.retriever.read_corpus(conn, tenant)).own_index
+        corpus = await engram.retriever.read_corpus(conn, tenant)
+    own = corpus.own_index
     scores = []
     for q, vec in zip(queries, vectors, strict=True):
         req = RecallRequest(query=q, user_id=f"u{rng.randrange(USERS_PER_TENANT)}")
         f = build_filter(tenant, req)
         search = Search(f, cfg, vector=vec, model_id=gateway.model_id, dims=gateway.dimensions, own_index=own)
-        async with engram.db.tenant(tenant, recall_settings(cfg)) as conn:
+        async with engram.db.tenant(tenant) as conn:
+            owned = await engram.retriever.scopes.count(conn, tenant, f.params["owners"], gateway.model_id)
+        # The list recall's own walk of this graph keeps for a scope of this size (``scope.ef_search``).
+        size = scope.choose(corpus, owned).scope_size
+        walk = RecallPlan(name="tenant-index" if own else "shared-index", scope_size=size, reason="bench")
+        ef = scope.ef_search(walk, corpus, cfg.ef_search, cfg.candidates)
+        async with engram.db.tenant(tenant, recall_settings(cfg, ef)) as conn:
             fast = (await dense.SELF.hits(await dense.SELF.send(conn, search), search))[:10]
         async with engram.db.tenant(tenant, EXACT) as conn:
             # Never prepared: a prepared statement keeps the plan it was first given (the HNSW one) whatever
