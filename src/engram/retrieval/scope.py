@@ -27,9 +27,8 @@ COUNT_CAP = 2 * EXACT_LIMIT
 EXACT_ALWAYS = 500  # scopes this small are always scored exactly (at most about 1 ms)
 GRAPH_SHARE = 4  # a scope of at least 1/GRAPH_SHARE of a tenant with its own graph is read through it
 SCOPE_TTL = 30.0  # seconds a scope's size is reused (as the corpus statistics are)
-# A whole graph's walk keeps this many times the candidates it returns in its list: for the one-scope
-# bench's questions over 100,000 facts, recall@10 against exact search 0.9915 at 64 for 50 candidates
-# (0.997 at 100) for three quarters of the statement's server time (docs/retrieval.md).
+# A whole graph's walk keeps this many times the candidates it returns in its list: a margin for the
+# accuracy of its first ranks, the walk's cost growing with the list (measured in docs/retrieval.md).
 WHOLE_WALK = 1.28
 
 _CAP: LiteralString = "4000"

@@ -83,7 +83,7 @@ class Scheduler(Loop):
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._task), grace)
         await super().stop()
-        self._stopping = asyncio.Event()
+        self._stopping.clear()  # it may be started again
 
     async def _loop(self) -> None:
         while not self._stopping.is_set():
