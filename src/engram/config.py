@@ -84,6 +84,12 @@ class Settings(BaseSettings):
     consolidation_interval: float = Field(
         default=21600.0, ge=1, description="Seconds between a tenant's scheduled consolidations (SPEC 6.4)."
     )
+    receipt_retention_interval: float = Field(
+        default=3600.0,
+        ge=1,
+        description="Seconds between a tenant's scheduled deletions of the recall receipts its lifecycle policy "
+        "no longer keeps (receipt_days).",
+    )
     redis_url: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("REDIS_URL", "ENGRAM_REDIS_URL"),

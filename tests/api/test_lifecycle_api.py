@@ -41,3 +41,28 @@ async def test_decay_and_its_policy_over_rest(engram: Engram, make_client: MakeC
     report = await admin.post("/v1/admin/decay", json={"dry_run": True})
     assert report.status_code == 200 and report.json()["scanned"] == 1 and report.json()["archived"] == 0
     assert (await admin.get("/v1/admin/jobs")).json() == []  # no scheduler has run here yet
+
+
+async def test_receipts_are_pruned_over_rest_by_unbound_admins(engram: Engram, make_client: MakeClient) -> None:
+    await engram.remember("The warehouse ships pallets on Mondays.")
+    old = (await engram.recall("when does the warehouse ship")).receipt_id
+    await engram.retriever.receipts.settle()
+    async with engram.db.owner() as conn:
+        await conn.execute("UPDATE recall_receipts SET created_at = now() - interval '100 days' WHERE id = %s", [old])
+    for role, user in (("agent", None), ("admin", "u1")):
+        assert (
+            await (await make_client(role=role, user_id=user)).post("/v1/receipts:prune", json={})
+        ).status_code == 403
+    admin = await make_client(role="admin")
+    bad = await admin.post("/v1/receipts:prune", json={"dry_run": "maybe"})
+    assert bad.status_code == 422 and error_of(bad)["field"] == "dry_run"
+    unknown = await admin.post("/v1/receipts:prune", json={"older_than": 3})
+    assert unknown.status_code == 422 and error_of(unknown)["field"] == "older_than"
+    dry = await admin.post("/v1/receipts:prune", json={"dry_run": True})
+    assert dry.status_code == 200 and dry.json()["deleted"] == 1 and dry.json()["receipt_days"] == 90
+    assert (await admin.get(f"/v1/receipts/{old}")).status_code == 200
+    done = await admin.post("/v1/receipts:prune", json={})
+    assert done.status_code == 200 and done.json()["deleted"] == 1 and not done.json()["dry_run"]
+    assert (await admin.get(f"/v1/receipts/{old}")).status_code == 404
+    shorter = await admin.put("/v1/admin/lifecycle", json={"receipt_days": 0})
+    assert shorter.status_code == 422 and error_of(shorter)["field"] == "receipt_days"

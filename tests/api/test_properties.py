@@ -286,6 +286,7 @@ def _valid_body(label: str, ids: dict[str, str]) -> dict[str, Any]:
         "POST /v1/admin/consolidate": {"agent_id": "raw-body-agent", "min_episodes": 3, "dry_run": True},
         "PUT /v1/admin/lifecycle": {"archive_below": 0.2, "preference_unused_days": None},
         "POST /v1/admin/decay": {"dry_run": True},
+        "POST /v1/receipts:prune": {"dry_run": True},
     }[label]
 
 

@@ -35,3 +35,17 @@ def test_decay_reports_and_dry_runs(data_dir: Path, workdir: Path) -> None:
     assert report["dry_run"] is True and report["scanned"] == 1 and report["archived"] == 0  # too young yet
     text = run_cli("decay", "--tenant", "acme", "--data-dir", data_dir, cwd=workdir)
     assert text.returncode == 0 and "1 memories looked at, archived 0, expired 0" in text.stdout, text.stdout
+
+
+def test_prune_receipts_keeps_the_recent_ones(data_dir: Path, workdir: Path) -> None:
+    assert run_cli("remember", "The warehouse ships on Mondays.", "--tenant", "acme", "--data-dir", data_dir,
+                   cwd=workdir).returncode == 0  # fmt: skip
+    assert run_cli("recall", "when does the warehouse ship", "--tenant", "acme", "--data-dir", data_dir,
+                   cwd=workdir).returncode == 0  # fmt: skip
+    args = ("prune-receipts", "--tenant", "acme", "--data-dir", data_dir)
+    dry = run_cli(*args, "--dry-run", "--json", cwd=workdir)
+    assert dry.returncode == 0, dry.stderr
+    report = json.loads(dry.stdout)
+    assert report["dry_run"] is True and report["deleted"] == 0 and report["receipt_days"] == 90
+    done = run_cli(*args, cwd=workdir)
+    assert done.returncode == 0 and "deleted 0 receipts created before" in done.stdout, done.stdout

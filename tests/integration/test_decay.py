@@ -1,6 +1,6 @@
 """Decay and forgetting (SPEC 6.3) on the real database, with an injected clock: each rule, the priority,
 pinned memories, per-tenant thresholds, history kept, and the scheduler that runs it (once, however many
-schedulers race)."""
+schedulers race); the receipts' retention under the same policy."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from engram import Engram
-from engram.errors import ValidationError
+from engram import Engram, NotFoundError
+from engram.errors import PermissionDenied, ValidationError
 from engram.lifecycle.decay import Facts, priority
+from engram.model.access import Principal
 from engram.model.lifecycle import LifecyclePolicy
 from engram.workers.jobs import periodic_jobs
 from engram.workers.scheduler import Periodic, Scheduler
@@ -211,3 +212,73 @@ async def test_stopping_lets_the_run_under_way_finish_and_hands_back_the_rest(en
     assert handed["runs"] == 0 and handed["leased_until"] is None and handed["next_run_at"] <= datetime.now(UTC)
     # handed back, another scheduler runs it at once rather than when the lease would have run out
     assert await Scheduler(engram, {"slow": Periodic(slow, 3600)}).run_once() == 1 and calls[-1] == other
+
+
+async def receipts_of(engram: Engram, tenant: str) -> list[Any]:
+    await engram.retriever.receipts.settle()
+    async with engram.db.owner() as conn:
+        rows = await (await conn.execute(
+            "SELECT id FROM recall_receipts WHERE tenant_id = %s ORDER BY created_at, id", [tenant]
+        )).fetchall()  # fmt: skip
+    return [r["id"] for r in rows]
+
+
+async def age(engram: Engram, tenant: str, ids: list[Any], days: float) -> None:
+    async with engram.db.owner() as conn:
+        await conn.execute(
+            "UPDATE recall_receipts SET created_at = now() - make_interval(secs => %s) WHERE tenant_id = %s"
+            " AND id = ANY(%s)", [days * 86400, tenant, ids],
+        )  # fmt: skip
+
+
+async def test_receipts_older_than_the_policy_keeps_are_deleted_and_nothing_else(
+    engram: Engram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await engram.remember("The warehouse ships pallets on Mondays.")
+    await engram.remember("Globex ships on Fridays.", tenant="globex")
+    answers = [await engram.recall(f"when does the warehouse ship {n}") for n in range(5)]
+    await engram.recall("when does globex ship", tenant="globex")
+    mine = await receipts_of(engram, "acme")
+    assert sorted(mine) == sorted(a.receipt_id for a in answers)
+    old, recent = [answers[n].receipt_id for n in range(3)], [answers[n].receipt_id for n in (3, 4)]
+    await age(engram, "acme", old, 91)
+    await age(engram, "acme", [recent[0]], 89)
+    await age(engram, "globex", await receipts_of(engram, "globex"), 400)  # another tenant's: not this pass's
+
+    looked = await engram.prune_receipts(dry_run=True)
+    assert looked.deleted == 3 and looked.receipt_days == 90 and len(await receipts_of(engram, "acme")) == 5
+    monkeypatch.setattr("engram.service.decay.RECEIPT_BATCH", 2)  # several batches, each its own transaction
+    done = await engram.prune_receipts()
+    assert done.deleted == 3 and done.before is not None and not done.dry_run
+    assert sorted(await receipts_of(engram, "acme")) == sorted(recent)
+    with pytest.raises(NotFoundError):
+        await engram.receipt(old[0])
+    assert (await engram.receipt(recent[0])).id == recent[0]
+    assert len(await receipts_of(engram, "globex")) == 1
+    assert (await engram.prune_receipts()).deleted == 0  # idempotent
+
+    await engram.set_lifecycle_policy({"receipt_days": None})  # kept for ever
+    await age(engram, "acme", recent, 5000)
+    kept = await engram.prune_receipts()
+    assert kept.deleted == 0 and kept.before is None and len(await receipts_of(engram, "acme")) == 2
+    await engram.set_lifecycle_policy({"receipt_days": 1, "enabled": False})  # decay off: retention still on
+    assert (await engram.prune_receipts()).deleted == 2
+
+
+async def test_the_receipts_job_runs_on_schedule_for_every_tenant(engram: Engram) -> None:
+    await engram.remember("The warehouse ships pallets on Mondays.")
+    await engram.recall("when does the warehouse ship")
+    await age(engram, "acme", await receipts_of(engram, "acme"), 100)
+    assert "receipts" in periodic_jobs(engram.settings)
+    scheduler = Scheduler(engram, {"receipts": periodic_jobs(engram.settings)["receipts"]})
+    assert await scheduler.run_once() >= 1
+    assert await receipts_of(engram, "acme") == []
+    runs = {r["job"]: r for r in await engram.scheduled_runs()}
+    assert runs["receipts"]["last_result"] == {"deleted": 1, "receipt_days": 90.0}
+
+
+async def test_only_an_unbound_admin_prunes_receipts(engram: Engram) -> None:
+    for role, user in (("agent", None), ("admin", "u1"), ("reviewer", None)):
+        principal = Principal(tenant_id="acme", role=role, user_id=user)
+        with pytest.raises(PermissionDenied):
+            await engram.prune_receipts(principal=principal)

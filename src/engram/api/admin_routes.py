@@ -15,7 +15,7 @@ from engram.model.access import ApiKey, KeyInput, NewKey, Principal
 from engram.model.admission import AdmissionPolicy, AdmissionPolicyPatch
 from engram.model.consolidation import ConsolidationReport, ConsolidationRequest
 from engram.model.forget import DeletionCertificate
-from engram.model.lifecycle import DecayReport, LifecyclePolicy
+from engram.model.lifecycle import DecayReport, LifecyclePolicy, ReceiptPruneReport
 from engram.model.tenant import TenantPatch, TenantSettings
 from engram.model.wire import RescanReport, ScheduledRun, VaultRotation
 from engram.service import Engram
@@ -135,7 +135,21 @@ async def run_decay(body: DecayRequest, engram: EngramDep, caller: Caller) -> De
     return await engram.decay(dry_run=body.dry_run, principal=caller)
 
 
+class PruneRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dry_run: bool = Field(False, description="Count the receipts that would be deleted, delete nothing")
+
+
+@router.post("/v1/receipts:prune", response_model=ReceiptPruneReport, tags=["lifecycle"])
+async def prune_receipts(body: PruneRequest, engram: EngramDep, caller: Caller) -> ReceiptPruneReport:
+    """Delete the tenant's recall receipts older than its lifecycle policy's `receipt_days` now (admin); the
+    scheduled `receipts` job does the same every hour."""
+    return await engram.prune_receipts(dry_run=body.dry_run, principal=caller)
+
+
 @router.get("/v1/admin/jobs", response_model=list[ScheduledRun], tags=["lifecycle"])
 async def scheduled_jobs(engram: EngramDep, caller: Caller) -> list[ScheduledRun]:
-    """The tenant's periodic jobs (decay, consolidation): when each last ran, what came of it, when it runs next."""
+    """The tenant's periodic jobs (decay, consolidation, receipts): when each last ran, what came of it, when it
+    runs next."""
     return [ScheduledRun.model_validate(r) for r in await engram.scheduled_runs(principal=caller)]

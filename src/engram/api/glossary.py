@@ -122,7 +122,7 @@ BY_NAME: dict[str, str] = {
     "injection": "What to do with prompt-injection attempts: quarantine or reject",
     "injection_classifier": "Also run the learned injection classifier over MiniLM vectors",
     "items": "The items, in order",
-    "job": "The periodic job: decay or consolidate",
+    "job": "The periodic job: decay, consolidate or receipts",
     "kind": "working, episodic, semantic or procedural",
     "kinds": "Only these kinds",
     "last_error": "The last failure, if any",

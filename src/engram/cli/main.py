@@ -19,7 +19,7 @@ from engram import errors as e
 from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for
 from engram.cli.completion import completion
 from engram.cli.consolidate import consolidate
-from engram.cli.decay import decay
+from engram.cli.decay import decay, prune_receipts
 from engram.cli.demo import demo
 from engram.cli.doctor import doctor
 from engram.cli.forget import forget
@@ -533,6 +533,7 @@ app.command(rich_help_panel=RUN)(completion)
 app.command(rich_help_panel=OPERATE)(forget)
 app.command(rich_help_panel=OPERATE)(consolidate)
 app.command(rich_help_panel=OPERATE)(decay)
+app.command("prune-receipts", rich_help_panel=OPERATE)(prune_receipts)
 app.command(rich_help_panel=OPERATE)(reembed)
 app.add_typer(keys_app, name="keys", rich_help_panel=OPERATE)
 app.add_typer(policy_app, name="policy", rich_help_panel=OPERATE)

@@ -149,6 +149,7 @@ class Client(_Base):
     lifecycle = _SyncOp(ops.lifecycle)
     put_lifecycle = _SyncOp(ops.put_lifecycle)
     decay = _SyncOp(ops.decay)
+    prune_receipts = _SyncOp(ops.prune_receipts)
     consolidate = _SyncOp(ops.consolidate)
     jobs = _SyncOp(ops.jobs)
 
@@ -243,6 +244,7 @@ class AsyncClient(_Base):
     lifecycle = _AsyncOp(ops.lifecycle)
     put_lifecycle = _AsyncOp(ops.put_lifecycle)
     decay = _AsyncOp(ops.decay)
+    prune_receipts = _AsyncOp(ops.prune_receipts)
     consolidate = _AsyncOp(ops.consolidate)
     jobs = _AsyncOp(ops.jobs)
 

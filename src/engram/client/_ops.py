@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from engram.model.consolidation import ConsolidationReport
     from engram.model.conversation import BufferedTurn, TurnAck
     from engram.model.forget import DeletionCertificate
-    from engram.model.lifecycle import DecayReport, LifecyclePolicy
+    from engram.model.lifecycle import DecayReport, LifecyclePolicy, ReceiptPruneReport
     from engram.model.procedure import Procedure
     from engram.model.recall import RecallResult, Receipt, Relation
     from engram.model.tenant import TenantSettings
@@ -427,6 +427,12 @@ def put_lifecycle(policy: Body) -> Call[LifecyclePolicy]:
 def decay(*, dry_run: bool = False) -> Call[DecayReport]:
     """One decay pass now (admin); ``dry_run`` reports without changing anything."""
     return Call("POST", "/v1/admin/decay", "engram.model.lifecycle:DecayReport", {}, {"dry_run": dry_run})
+
+
+@route("POST /v1/receipts:prune")
+def prune_receipts(*, dry_run: bool = False) -> Call[ReceiptPruneReport]:
+    """Delete the recall receipts older than the tenant's ``receipt_days`` now (admin); ``dry_run`` counts them."""
+    return Call("POST", "/v1/receipts:prune", "engram.model.lifecycle:ReceiptPruneReport", {}, {"dry_run": dry_run})
 
 
 @route("POST /v1/admin/consolidate")

@@ -43,7 +43,7 @@ class Action(StrEnum):
     MANAGE_KEYS = "manage API keys"
     MANAGE_TENANT = "change tenant settings"
     REVEAL_PII = "reveal personal data behind placeholders"
-    MAINTAIN = "run lifecycle jobs (consolidation, decay)"
+    MAINTAIN = "run lifecycle jobs (consolidation, decay, the receipts' retention)"
 
 
 _AGENT = {Action.WRITE, Action.READ, Action.UPDATE, Action.ARCHIVE}

@@ -1,8 +1,10 @@
-"""Decay and forgetting (SPEC 6.3): a tenant's lifecycle policy and what a decay pass did."""
+"""Decay and forgetting (SPEC 6.3): a tenant's lifecycle policy, what a decay pass did and what the receipts'
+retention removed."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,6 +37,11 @@ class LifecyclePolicy(BaseModel):
     sensitive_days: Days | None = Field(
         365, description="A memory holding personal data expires this long after it was recorded"
     )
+    receipt_days: Days | None = Field(
+        90,
+        description="Recall receipts older than this are deleted by the scheduled receipts job (null keeps them); "
+        "the rules above leave receipts alone, and turning decay off does not stop this one",
+    )
 
 
 DecayAction = Literal["archive", "expire"]
@@ -56,3 +63,13 @@ class DecayReport(BaseModel):
     archived: int = 0
     expired: int = 0
     decisions: list[DecayDecision] = Field(default_factory=list, description="What was (or would be) done, first 1,000")
+
+
+class ReceiptPruneReport(BaseModel):
+    """What one pass of the receipts' retention removed (or, in a dry run, would remove)."""
+
+    tenant_id: str
+    dry_run: bool
+    receipt_days: float | None = Field(description="The tenant's retention when the pass ran (null: kept)")
+    before: datetime | None = Field(description="Receipts created before this were deleted (null: none were)")
+    deleted: int = Field(0, description="Receipts deleted, or in a dry run those that would be")

@@ -1,23 +1,26 @@
 """Decay and forgetting (SPEC 6.3) as a service operation: the tenant's lifecycle policy, and a pass that
 archives what fell below it and expires what its rules end (each change a revision with its reason in the
-audit trail; nothing is deleted: deletion is a policy decision, taken by a person)."""
+audit trail; no memory is deleted: deletion is a policy decision, taken by a person). The same policy says
+how long recall receipts are kept (``receipt_days``), and a pass of its own deletes the older ones."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from engram.lifecycle.decay import Facts, decide, pinned, priority
 from engram.model.access import Action, Principal
-from engram.model.lifecycle import DecayDecision, DecayReport, LifecyclePolicy
+from engram.model.lifecycle import DecayDecision, DecayReport, LifecyclePolicy, ReceiptPruneReport
 from engram.model.validation import parse
 from engram.service.core import Core
 from engram.store import decay as store
 from engram.store import memories as q
-from engram.store import schedule
+from engram.store import retention, schedule
 
 BATCH = 2000
+RECEIPT_BATCH = 5000  # receipts deleted per transaction
 KEPT_DECISIONS = 1000
 _LOWEST = uuid.UUID(int=0)
 
@@ -109,6 +112,31 @@ class Decay(Core):
         report.archived += len(archived)
         report.expired += len(expired)
 
+    async def prune_receipts(
+        self, *, dry_run: bool = False, tenant: str | None = None, actor: str = "retention",
+        principal: Principal | None = None,
+    ) -> ReceiptPruneReport:  # fmt: skip
+        """Delete the tenant's recall receipts older than its policy's ``receipt_days`` (admin); with
+        ``dry_run``, count them. Receipts are the answer to "why did the agent use this" (SPEC 5.6), about
+        7 kB each, one per recall: kept for ever they outgrow the memories they explain."""
+        who = self._who(tenant, principal, actor)
+        who.require(Action.MAINTAIN)
+        days = (await self.lifecycle_policy(principal=who)).receipt_days
+        report = ReceiptPruneReport(tenant_id=who.tenant_id, dry_run=dry_run, receipt_days=days, before=None)
+        if days is None:
+            return report
+        report.before = before = self.clock() - timedelta(days=days)
+        if dry_run:
+            async with self.db.tenant(who.tenant_id) as conn:
+                report.deleted = await retention.count_old(conn, who.tenant_id, before)
+            return report
+        while True:
+            async with self.db.tenant(who.tenant_id) as conn:
+                deleted = await retention.delete_old(conn, who.tenant_id, before, RECEIPT_BATCH)
+            report.deleted += deleted
+            if deleted < RECEIPT_BATCH:
+                return report
+
     async def scheduled_runs(
         self, *, tenant: str | None = None, principal: Principal | None = None
     ) -> list[dict[str, Any]]:
@@ -125,3 +153,9 @@ async def decay_tenant(engram: Decay, tenant_id: str) -> dict[str, Any]:
         return {"skipped": "disabled"}
     report = await engram.decay(tenant=tenant_id)
     return {"scanned": report.scanned, "archived": report.archived, "expired": report.expired, "pinned": report.pinned}
+
+
+async def prune_receipts_tenant(engram: Decay, tenant_id: str) -> dict[str, Any]:
+    """The scheduled job: the receipts older than the tenant's policy keeps, deleted."""
+    report = await engram.prune_receipts(tenant=tenant_id)
+    return {"deleted": report.deleted, "receipt_days": report.receipt_days}

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from engram.config import Settings
 from engram.outbox.dispatcher import Dispatcher
 from engram.service.consolidation import consolidate_tenant
-from engram.service.decay import decay_tenant
+from engram.service.decay import decay_tenant, prune_receipts_tenant
 from engram.workers.enrichment import EnrichmentWorker
 from engram.workers.loop import Loop
 from engram.workers.scheduler import Periodic, Scheduler
@@ -21,7 +21,7 @@ def background_jobs(
     engram: Engram, *, enrichment_interval: float = 1.0, lease_seconds: float = 60.0, batch: int = 16
 ) -> list[Loop]:
     """Enrichment (vectors for memories written without one, index upkeep), the outbox, and the periodic
-    jobs of every tenant (decay, consolidation)."""
+    jobs of every tenant (decay, consolidation, the receipts' retention)."""
     return [
         EnrichmentWorker(engram, interval=enrichment_interval),
         Dispatcher(engram, lease_seconds=lease_seconds, batch=batch),
@@ -34,4 +34,5 @@ def periodic_jobs(settings: Settings) -> dict[str, Periodic]:
     return {
         "decay": Periodic(decay_tenant, settings.decay_interval),
         "consolidate": Periodic(consolidate_tenant, settings.consolidation_interval),
+        "receipts": Periodic(prune_receipts_tenant, settings.receipt_retention_interval),
     }

@@ -1,4 +1,4 @@
-"""Periodic jobs per tenant (decay, consolidation): every ``poll`` seconds the scheduler gives each tenant a
+"""Periodic jobs per tenant (decay, consolidation, receipts): every ``poll`` seconds the scheduler gives each tenant a
 row per job, leases the due ones with SKIP LOCKED (so any number of processes may run schedulers: a tenant's
 job runs in one of them at a time), runs each and records its outcome and next time. A job that fails is
 tried again after its interval; a scheduler that dies loses its lease when it runs out. ``stop`` lets the run
