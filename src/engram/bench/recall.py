@@ -229,8 +229,10 @@ async def _filtered_recall(engram: Engram, tenant: str, texts: list[str], rng: r
         req = RecallRequest(query=q, user_id=f"u{rng.randrange(USERS_PER_TENANT)}")
         f = build_filter(tenant, req)
         search = Search(f, cfg, vector=vec, model_id=gateway.model_id, dims=gateway.dimensions, own_index=own)
-        async with engram.db.tenant(tenant) as conn:
-            owned = await engram.retriever.scopes.count(conn, tenant, f.params["owners"], gateway.model_id)
+        owned = engram.retriever.scopes.cached(tenant, f.params["owners"])
+        if owned is None:  # counted once per user and reused, as recall does
+            async with engram.db.tenant(tenant) as conn:
+                owned = await engram.retriever.scopes.count(conn, tenant, f.params["owners"], gateway.model_id)
         # The list recall's own walk of this graph keeps for a scope of this size (``scope.ef_search``).
         size = scope.choose(corpus, owned).scope_size
         walk = RecallPlan(name="tenant-index" if own else "shared-index", scope_size=size, reason="bench")
