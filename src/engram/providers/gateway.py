@@ -10,6 +10,8 @@ from engram.errors import ProviderError, ProviderTimeout
 from engram.observability import metrics, tracing
 from engram.providers.base import Embedder, Vector
 
+LOCAL_CPU_SHARE = 0.5  # an embedder whose calls keep other threads this busy computes here (``local``)
+
 
 class EmbeddingGateway:
     """Splits work into batches, runs at most ``max_concurrency`` provider calls at once and gives up
@@ -26,6 +28,7 @@ class EmbeddingGateway:
         self.calls = 0
         self.failures = 0
         self.seconds = 0.0
+        self._cpu_share: float | None = None  # other threads' CPU time over the calls' wall time, smoothed
 
     @property
     def model_id(self) -> str:
@@ -34,6 +37,13 @@ class EmbeddingGateway:
     @property
     def dimensions(self) -> int:
         return self.embedder.dimensions
+
+    @property
+    def local(self) -> bool:
+        """Whether the embedder computes on this process's cores, as observed: during its calls, threads
+        other than the caller's keep a core busy at least half the time (a model run here, in its threads);
+        an API's calls wait. Unknown (False) before the first call."""
+        return self._cpu_share is not None and self._cpu_share >= LOCAL_CPU_SHARE
 
     async def _batch(self, texts: Sequence[str]) -> list[Vector]:
         async with self._slots:
@@ -51,7 +61,7 @@ class EmbeddingGateway:
             return await self._embed(texts)
 
     async def _embed(self, texts: Sequence[str]) -> list[Vector]:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time() - time.thread_time()
         self.calls += 1
         chunks = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         batches: list[asyncio.Task[list[Vector]]] = []
@@ -79,5 +89,8 @@ class EmbeddingGateway:
             for batch in batches:
                 batch.cancel()
             self.seconds += time.perf_counter() - started
-        metrics.EMBED_SECONDS.labels(self.model_id).observe(time.perf_counter() - started)
+        wall = time.perf_counter() - started
+        metrics.EMBED_SECONDS.labels(self.model_id).observe(wall)
+        share = (time.process_time() - time.thread_time() - cpu) / max(wall, 1e-9)
+        self._cpu_share = share if self._cpu_share is None else 0.8 * self._cpu_share + 0.2 * share
         return [v for part in parts for v in part]

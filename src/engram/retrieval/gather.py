@@ -1,10 +1,11 @@
 """Recall's first stage: the reads, and when each is made. Nothing is ranked here.
 
-The dense side (embed the query, read its candidates) runs on a connection of its own beside the lexical
+The dense side (the query's vector, its candidates) runs on a connection of its own beside the lexical
 side (lexical and identifier candidates, whether the query's names are known), whose statements travel in
-one round trip; with the tenant's statistics cached the dense side starts before anything else. Rows read
-before the query vector was known get their cosines in the dense side's round trip if they are there in
-time, or afterwards. Without a query vector (no embedder, or it failed) recall degrades to lexical, never
+one round trip; with the tenant's statistics cached the dense side starts before anything else. A local
+embedder (``EmbeddingGateway.local``) embeds the query before the reads; one elsewhere embeds while the
+lexical side reads, and rows read before the query vector was known get their cosines in the dense side's
+round trip if they are there in time, or afterwards. Without a query vector (no embedder, or it failed) recall degrades to lexical, never
 to nothing. What ranking needs beyond the candidates is read after them (``Later``), only when the
 configuration or the tenant asks for it.
 """
@@ -129,9 +130,22 @@ class Gatherer:
         who: list[str] = base.where.params["owners"]
         unscored = _Unscored()
 
-        def begin_dense(corpus: Corpus, analysis: QueryAnalysis, plan: RecallPlan) -> asyncio.Task[_DenseSide] | None:
+        found = _DenseSide(None, None, {}, {})  # until the dense side ends (or the embedder failed first)
+
+        async def begin_dense(
+            corpus: Corpus, analysis: QueryAnalysis, plan: RecallPlan
+        ) -> asyncio.Task[_DenseSide] | None:
+            nonlocal given, found
             if not cfg.dense:
                 return None
+            if given is None and gateway is not None and gateway.local:
+                # An embedder on this machine's cores embeds before the reads start, not beside them: they
+                # would share the cores, and both would take longer than one after the other
+                # (docs/retrieval.md). One elsewhere (an API) embeds while the lexical side reads.
+                given, failed = await self._query_vector(tenant_id, cfg, analysis, None, gateway)
+                if given is None:
+                    found = _DenseSide(None, failed, {}, {})
+                    return None
             return asyncio.create_task(self._dense_side(base, analysis, given, corpus, plan, unscored, gateway))
 
         # With the tenant's statistics and the scope's size cached, the dense side starts before anything else.
@@ -139,8 +153,7 @@ class Gatherer:
         owned = self.scopes.cached(tenant_id, who)
         analysis = _analyse(req, corpus, cfg) if corpus else None
         plan = self.scopes.plan(corpus, owned) if corpus and owned is not None else None
-        side = begin_dense(corpus, analysis, plan) if corpus and analysis and plan else None
-        found = _DenseSide(None, None, {}, {})
+        side = await begin_dense(corpus, analysis, plan) if corpus and analysis and plan else None
         lists: dict[str, list[Hit]] = {}
         try:
             # Pipelined: the settings travel with the first statement; the rows of the statements sent last
@@ -150,7 +163,7 @@ class Gatherer:
                     corpus = await self.corpora.get(conn, tenant_id, model)
                     analysis = _analyse(req, corpus, cfg)
                     plan = self.scopes.plan(corpus, await self.scopes.count(conn, tenant_id, who, model))
-                    side = begin_dense(corpus, analysis, plan)
+                    side = await begin_dense(corpus, analysis, plan)
                 if side is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
                     found, side = await side, None
                     lists.update(found.lists)

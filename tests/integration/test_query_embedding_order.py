@@ -1,0 +1,143 @@
+"""When recall embeds its query (``retrieval.gather``): an embedder computing on this process's cores embeds
+before the reads start (beside them, both would share the cores); one elsewhere (an API) embeds while the
+lexical side reads. Which one an embedder is, the gateway observes (``EmbeddingGateway.local``)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+
+from engram import Engram
+from engram.errors import ProviderError
+from engram.providers.base import Vector
+from engram.providers.gateway import EmbeddingGateway
+from engram.providers.hashing import HashingEmbedder
+from engram.retrieval.config import preset
+
+
+class Threaded:
+    """Computes in a worker thread of this process, as a local model does (here: hashing, after burning
+    ``burn`` seconds of CPU); ``fail`` makes it raise. Marks in ``events`` when each call starts and ends."""
+
+    def __init__(self, events: list[str], burn: float = 0.01) -> None:
+        self.inner = HashingEmbedder()
+        self.events = events
+        self.burn = burn
+        self.fail = False
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimensions(self) -> int:
+        return self.inner.dimensions
+
+    def _work(self) -> None:
+        until = time.thread_time() + self.burn
+        digest = b""
+        while time.thread_time() < until:
+            digest = hashlib.sha256(digest).digest()
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
+        self.events.append("embed")
+        await asyncio.get_running_loop().run_in_executor(None, self._work)
+        self.events.append("embedded")
+        if self.fail:
+            raise ProviderError("the model ran out of memory")
+        return await self.inner.embed(texts)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class Remote(Threaded):
+    """Waits for its answer, as an API's client does."""
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
+        self.events.append("embed")
+        await asyncio.sleep(0.05)
+        self.events.append("embedded")
+        return await self.inner.embed(texts)
+
+
+def watch_reads(engram: Engram, events: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = engram.db.reads
+
+    @asynccontextmanager
+    async def marked(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        events.append("reads")
+        async with reads(*args, **kwargs) as conn:
+            yield conn
+
+    monkeypatch.setattr(engram.db, "reads", marked)
+
+
+async def test_the_gateway_tells_an_embedder_computing_here_from_one_that_waits() -> None:
+    local = EmbeddingGateway(Threaded([], burn=0.02))
+    remote = EmbeddingGateway(Remote([]))
+    assert local.local is False and remote.local is False  # not known before a call
+    await local.embed(["a"])
+    await remote.embed(["a"])
+    assert local.local is True and remote.local is False
+    # The event loop's own work during a call (another request, an API client's parsing) is not counted.
+    loop_bound = EmbeddingGateway(HashingEmbedder())
+    await loop_bound.embed(["x " * 5000])
+    assert loop_bound.local is False
+
+
+async def test_a_local_embedder_embeds_the_query_before_the_reads(
+    engram: Engram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await engram.remember_many([{"content": f"The crane lease invoice {n} was paid late"} for n in range(5)])
+    events: list[str] = []
+    engram.gateway = EmbeddingGateway(Threaded(events))
+    expected = await engram.recall("crane lease invoice")  # statistics cached; the gateway has seen a call
+    assert engram.gateway.local
+    watch_reads(engram, events, monkeypatch)
+    engram.retriever.clear_query_cache()
+    events.clear()
+    result = await engram.recall("crane lease invoice")
+    assert events[:3] == ["embed", "embedded", "reads"] and events.count("embed") == 1
+    assert [i.id for i in result.items] == [i.id for i in expected.items]
+    assert [i.signals for i in result.items] == [i.signals for i in expected.items]
+    assert all("cos_self" in i.signals for i in result.items) and not result.degraded
+
+
+async def test_an_embedder_elsewhere_embeds_while_the_lexical_side_reads(
+    engram: Engram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await engram.remember_many([{"content": f"The crane lease invoice {n} was paid late"} for n in range(5)])
+    events: list[str] = []
+    engram.gateway = EmbeddingGateway(Remote(events))
+    await engram.recall("crane lease invoice")
+    assert not engram.gateway.local
+    watch_reads(engram, events, monkeypatch)
+    engram.retriever.clear_query_cache()
+    events.clear()
+    result = await engram.recall("crane lease invoice")
+    assert events.index("reads") < events.index("embedded")  # the lexical side read while it waited
+    assert result.items and all("cos_self" in i.signals for i in result.items) and not result.degraded
+
+
+async def test_a_local_embedder_that_fails_leaves_recall_lexical_with_its_reason(engram: Engram) -> None:
+    await engram.remember_many([{"content": f"Invoice {n} reconciled by finance"} for n in range(120)])
+    cfg = preset("hybrid", lexical_postings_budget=100)  # every word in more memories than the budget
+    threaded = Threaded([])
+    engram.gateway = EmbeddingGateway(threaded)
+    hybrid = await engram.recall("reconciled invoice", config=cfg)
+    assert (await engram.receipt(hybrid.receipt_id)).retrievers["lexical"] == []  # left to the dense side
+    assert engram.gateway.local
+    threaded.fail = True
+    engram.retriever.clear_query_cache()
+    degraded = await engram.recall("reconciled invoice", config=cfg)
+    assert degraded.degraded and degraded.items
+    assert degraded.degraded_reason and "ran out of memory" in degraded.degraded_reason
+    receipt = await engram.receipt(degraded.receipt_id)
+    assert receipt.degraded and len(receipt.retrievers["lexical"]) == 50 and not receipt.retrievers.get("dense")
