@@ -5,9 +5,9 @@ side (lexical and identifier candidates, whether the query's names are known), w
 one round trip; with the tenant's statistics cached the dense side starts before anything else. A local
 embedder (``EmbeddingGateway.local``) embeds the query before the reads; one elsewhere embeds while the
 lexical side reads, and rows read before the query vector was known get their cosines in the dense side's
-round trip if they are there in time, or afterwards. Without a query vector (no embedder, or it failed) recall degrades to lexical, never
-to nothing. What ranking needs beyond the candidates is read after them (``Later``), only when the
-configuration or the tenant asks for it.
+round trip if they are there in time, or afterwards. Without a query vector (no embedder, or it failed)
+recall degrades to lexical, never to nothing. What ranking needs beyond the candidates is read after them
+(``Later``), only when the configuration or the tenant asks for it.
 """
 
 from __future__ import annotations
