@@ -15,29 +15,23 @@ import pytest
 
 from engram import Engram
 from engram.errors import ProviderError
+from engram.model.recall import RecallResult
 from engram.providers.base import Vector
 from engram.providers.gateway import EmbeddingGateway
 from engram.providers.hashing import HashingEmbedder
 from engram.retrieval.config import preset
+from tests.integration.test_embedding import Flaky
 
 
-class Threaded:
+class Threaded(Flaky):
     """Computes in a worker thread of this process, as a local model does (here: hashing, after burning
     ``burn`` seconds of CPU); ``fail`` makes it raise. Marks in ``events`` when each call starts and ends."""
 
     def __init__(self, events: list[str], burn: float = 0.01) -> None:
-        self.inner = HashingEmbedder()
+        super().__init__()
         self.events = events
         self.burn = burn
         self.fail = False
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimensions(self) -> int:
-        return self.inner.dimensions
 
     def _work(self) -> None:
         until = time.thread_time() + self.burn
@@ -52,9 +46,6 @@ class Threaded:
         if self.fail:
             raise ProviderError("the model ran out of memory")
         return await self.inner.embed(texts)
-
-    async def aclose(self) -> None:
-        return None
 
 
 class Remote(Threaded):
@@ -79,6 +70,20 @@ def watch_reads(engram: Engram, events: list[str], monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(engram.db, "reads", marked)
 
 
+async def recall_twice(
+    engram: Engram, embedder: Threaded, monkeypatch: pytest.MonkeyPatch
+) -> tuple[RecallResult, RecallResult]:
+    """A recall that caches the tenant's statistics (and shows the gateway a call), then the same recall
+    embedding again, with its reads and the embedder's calls marked in ``embedder.events``."""
+    await engram.remember_many([{"content": f"The crane lease invoice {n} was paid late"} for n in range(5)])
+    engram.gateway = EmbeddingGateway(embedder)
+    first = await engram.recall("crane lease invoice")
+    watch_reads(engram, embedder.events, monkeypatch)
+    engram.retriever.clear_query_cache()
+    embedder.events.clear()
+    return first, await engram.recall("crane lease invoice")
+
+
 async def test_the_gateway_tells_an_embedder_computing_here_from_one_that_waits() -> None:
     local = EmbeddingGateway(Threaded([], burn=0.02))
     remote = EmbeddingGateway(Remote([]))
@@ -95,15 +100,9 @@ async def test_the_gateway_tells_an_embedder_computing_here_from_one_that_waits(
 async def test_a_local_embedder_embeds_the_query_before_the_reads(
     engram: Engram, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await engram.remember_many([{"content": f"The crane lease invoice {n} was paid late"} for n in range(5)])
     events: list[str] = []
-    engram.gateway = EmbeddingGateway(Threaded(events))
-    expected = await engram.recall("crane lease invoice")  # statistics cached; the gateway has seen a call
-    assert engram.gateway.local
-    watch_reads(engram, events, monkeypatch)
-    engram.retriever.clear_query_cache()
-    events.clear()
-    result = await engram.recall("crane lease invoice")
+    expected, result = await recall_twice(engram, Threaded(events), monkeypatch)
+    assert engram.gateway is not None and engram.gateway.local
     assert events[:3] == ["embed", "embedded", "reads"] and events.count("embed") == 1
     assert [i.id for i in result.items] == [i.id for i in expected.items]
     assert [i.signals for i in result.items] == [i.signals for i in expected.items]
@@ -113,15 +112,9 @@ async def test_a_local_embedder_embeds_the_query_before_the_reads(
 async def test_an_embedder_elsewhere_embeds_while_the_lexical_side_reads(
     engram: Engram, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await engram.remember_many([{"content": f"The crane lease invoice {n} was paid late"} for n in range(5)])
     events: list[str] = []
-    engram.gateway = EmbeddingGateway(Remote(events))
-    await engram.recall("crane lease invoice")
-    assert not engram.gateway.local
-    watch_reads(engram, events, monkeypatch)
-    engram.retriever.clear_query_cache()
-    events.clear()
-    result = await engram.recall("crane lease invoice")
+    _, result = await recall_twice(engram, Remote(events), monkeypatch)
+    assert engram.gateway is not None and not engram.gateway.local
     assert events.index("reads") < events.index("embedded")  # the lexical side read while it waited
     assert result.items and all("cos_self" in i.signals for i in result.items) and not result.degraded
 
