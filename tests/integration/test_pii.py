@@ -92,7 +92,8 @@ async def test_vault_values_do_not_open_without_their_key(database_url: str) -> 
         with pytest.raises(VaultLocked, match="not configured"):
             await e.get(written.id, reveal=True)
     async with await psycopg.AsyncConnection.connect(database_url) as conn:  # altered bytes fail their tag
-        await conn.execute("UPDATE pii_vault SET sealed = overlay(sealed placing '\\x00'::bytea from 20 for 1)")
+        # Flip the byte's bits: writing a fixed byte alters nothing when it was that byte already (1 in 256).
+        await conn.execute("UPDATE pii_vault SET sealed = set_byte(sealed, 19, get_byte(sealed, 19) # 255)")
     async with await Engram.open(settings_for(database_url), tenant="acme", embedding=False) as engram:
         with pytest.raises(VaultLocked, match="does not open"):
             await engram.get(written.id, reveal=True)
