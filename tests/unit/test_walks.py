@@ -7,7 +7,7 @@ import pytest
 
 from engram.model.recall import RecallPlan
 from engram.retrieval.corpus import Corpus
-from engram.retrieval.scope import WHOLE_WALK, ef_search
+from engram.retrieval.scope import WHOLE_WALK, ef_search, walk_rows
 
 TENANT = Corpus(n_docs=100_000, avgdl=12.0, speakers=[], fts_config="english", has_context=False,
                 own_index=True, source_trust={}, has_contradictions=False)  # fmt: skip
@@ -31,3 +31,16 @@ def test_a_filtered_walk_keeps_room_for_what_the_filter_drops(size: int, ef: int
 
 def test_the_shared_graph_is_walked_the_furthest() -> None:
     assert walk("shared-index", 5_000) == 300
+
+
+def rows(name: str, size: int, *, candidates: int = 50, max_items: int = 10) -> int:
+    return walk_rows(RecallPlan(name=name, scope_size=size, reason="test"), TENANT, candidates, max_items)
+
+
+def test_a_walk_of_a_graph_the_scope_fills_returns_half_the_candidates() -> None:
+    assert rows("tenant-index", 100_000) == rows("owner-index", 3_000) == 25
+    assert rows("tenant-index", 100_000, max_items=20) == 40  # at least twice the items asked for
+    assert rows("owner-index", 3_000, max_items=40) == 50  # never more than the candidates
+    assert rows("tenant-index", 100_000, candidates=9) == 9
+    # Filtered walks, the shared graph and exact scopes keep every candidate: what they drop or miss is unknown.
+    assert rows("tenant-index", 99_000) == rows("shared-index", 100_000) == rows("scope-exact", 1_000) == 50

@@ -152,7 +152,7 @@ class Gatherer:
         corpus = self.corpora.cached(tenant_id, model)
         owned = self.scopes.cached(tenant_id, who)
         analysis = _analyse(req, corpus, cfg) if corpus else None
-        plan = self.scopes.plan(corpus, owned) if corpus and owned is not None else None
+        plan = self.scopes.plan(corpus, owned, cfg.candidates, req.max_items) if corpus and owned is not None else None
         side = await begin_dense(corpus, analysis, plan) if corpus and analysis and plan else None
         lists: dict[str, list[Hit]] = {}
         try:
@@ -162,7 +162,8 @@ class Gatherer:
                 if corpus is None or analysis is None or plan is None:
                     corpus = await self.corpora.get(conn, tenant_id, model)
                     analysis = _analyse(req, corpus, cfg)
-                    plan = self.scopes.plan(corpus, await self.scopes.count(conn, tenant_id, who, model))
+                    owned = await self.scopes.count(conn, tenant_id, who, model)
+                    plan = self.scopes.plan(corpus, owned, cfg.candidates, req.max_items)
                     side = await begin_dense(corpus, analysis, plan)
                 if side is not None and not cfg.lexical:  # dense alone: lexical only if the embedder fails
                     found, side = await side, None
@@ -230,15 +231,16 @@ class Gatherer:
             return _DenseSide(None, reason, {}, {})
         exact = plan.name == "scope-exact"
         own = plan.name == "tenant-index"
+        rows = plan.dense_rows or search.cfg.candidates
         search = replace(
             search, vector=qv, dims=gateway.dimensions, own_index=own, scope=exact, index_owner=plan.index_owner,
-            context=corpus.has_context,
+            context=corpus.has_context, dense_rows=rows,
         )  # fmt: skip
         retrievers = (dense.SELF, dense.CONTEXT) if corpus.has_context else (dense.SELF,)
         ids = unscored.take()
         # Pipelined: the settings, the statements and the closing Sync travel in one round trip; the rows
         # come back with the Sync.
-        ef = scope.ef_search(plan, corpus, search.cfg.ef_search, search.cfg.candidates)
+        ef = scope.ef_search(plan, corpus, search.cfg.ef_search, rows)
         async with self.db.reads(tenant_id, recall_settings(search.cfg, ef)) as conn:
             sent = [(r, await r.send(conn, search)) for r in retrievers]
             cosines = await followups.send_cosines(conn, tenant_id, ids, qv, gateway.model_id)

@@ -27,9 +27,13 @@ COUNT_CAP = 2 * EXACT_LIMIT
 EXACT_ALWAYS = 500  # scopes this small are always scored exactly (at most about 1 ms)
 GRAPH_SHARE = 4  # a scope of at least 1/GRAPH_SHARE of a tenant with its own graph is read through it
 SCOPE_TTL = 30.0  # seconds a scope's size is reused (as the corpus statistics are)
-# A whole graph's walk keeps this many times the candidates it returns in its list: a margin for the
+# A whole graph's walk keeps this many times the rows it returns in its list: a margin for the
 # accuracy of its first ranks, the walk's cost growing with the list (measured in docs/retrieval.md).
 WHOLE_WALK = 1.28
+# ... and returns this share of the candidates, at least twice the items asked for: fusion scores a
+# candidate by its cosines whichever retriever found it (lexical rows carry them too), so a walk's further
+# rows count only where nothing else found them, and each costs the walk more (docs/retrieval.md).
+WALK_ROWS = 0.5
 
 _CAP: LiteralString = "4000"
 assert int(_CAP) == COUNT_CAP
@@ -65,8 +69,38 @@ def owners(req: RecallRequest) -> list[str]:
     return found
 
 
-def choose(corpus: Corpus, owned: list[Owned], exact_limit: int = EXACT_LIMIT) -> RecallPlan:
-    """The plan for a scope made of the tenant's shared memories and ``owned``."""
+def choose(
+    corpus: Corpus, owned: list[Owned], exact_limit: int = EXACT_LIMIT, *, candidates: int = 50, max_items: int = 10
+) -> RecallPlan:
+    """The plan for a scope made of the tenant's shared memories and ``owned``; a walk of a graph the scope
+    fills returns fewer dense rows than ``candidates`` (``walk_rows``)."""
+    plan = _choose(corpus, owned, exact_limit)
+    rows = walk_rows(plan, corpus, candidates, max_items)
+    if rows >= candidates:
+        return plan
+    return plan.model_copy(update={
+        "dense_rows": rows,
+        "reason": f"{plan.reason}; the walk of a graph the scope fills returns {rows} of the {candidates} candidates",
+    })  # fmt: skip
+
+
+def fills_graph(plan: RecallPlan, corpus: Corpus) -> bool:
+    """Whether the plan walks a graph every vector of which is in scope (an owner's, or the tenant's for a
+    scope of the whole tenant): the walk drops nothing it visits."""
+    if plan.name == "owner-index":
+        return True
+    return plan.name == "tenant-index" and bool(corpus.n_docs) and (plan.scope_size or 0) >= corpus.n_docs
+
+
+def walk_rows(plan: RecallPlan, corpus: Corpus, candidates: int, max_items: int) -> int:
+    """The dense rows a plan reads: ``candidates``, but a walk of a graph the scope fills returns
+    ``WALK_ROWS`` of them (at least twice ``max_items``)."""
+    if not fills_graph(plan, corpus):
+        return candidates
+    return min(candidates, max(math.ceil(WALK_ROWS * candidates), 2 * max_items))
+
+
+def _choose(corpus: Corpus, owned: list[Owned], exact_limit: int) -> RecallPlan:
     size = corpus.n_shared + sum(o.n for o in owned)
     if corpus.n_docs:
         size = min(size, corpus.n_docs)
@@ -99,13 +133,13 @@ def choose(corpus: Corpus, owned: list[Owned], exact_limit: int = EXACT_LIMIT) -
 
 def ef_search(plan: RecallPlan, corpus: Corpus, most: int, candidates: int) -> int:
     """The HNSW candidate list for a plan that walks a graph, at most ``most`` (``RetrievalConfig.ef_search``).
-    A graph the scope fills (an owner's; the tenant's, for a scope of the whole tenant) drops nothing it
-    visits: the list need only exceed the ``candidates`` it returns by a margin for accuracy
+    A graph the scope fills (``fills_graph``) drops nothing it visits: the list need only exceed the rows
+    it returns (``candidates``: the plan's ``dense_rows``) by a margin for accuracy
     (``WHOLE_WALK``). Otherwise enough for about twice ``candidates`` of the vectors it visits to be in
     scope: the filtered part of the walk goes on past it anyway (iterative scans); what it buys is the
     accuracy of the first ranks, and its cost grows with it: 9 ms at 300 against 3 ms at 100 on a
     12,000-vector graph. The model's shared graph is mostly other tenants', so it keeps ``most``."""
-    if plan.name == "owner-index":
+    if fills_graph(plan, corpus):
         share = 1.0
     elif plan.name == "tenant-index" and corpus.n_docs:
         share = min(1.0, (plan.scope_size or 0) / corpus.n_docs)
@@ -153,8 +187,8 @@ class Scopes:
             self._owned[(tenant_id, part.owner)] = (expires, part)
         return found
 
-    def plan(self, corpus: Corpus, owned: list[Owned]) -> RecallPlan:
-        return choose(corpus, owned, self.exact_limit)
+    def plan(self, corpus: Corpus, owned: list[Owned], candidates: int, max_items: int) -> RecallPlan:
+        return choose(corpus, owned, self.exact_limit, candidates=candidates, max_items=max_items)
 
     def forget(self, tenant_id: str) -> None:
         for key in [k for k in self._owned if k[0] == tenant_id]:

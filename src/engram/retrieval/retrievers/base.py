@@ -87,6 +87,7 @@ class Search:
     scope: bool = False  # dense: every row of the caller's small scope scored exactly (``retrieval.scope``)
     index_owner: str | None = None  # dense: the scope's one large owner, read through its own index
     context: bool = False  # dense: the tenant has context vectors (the rows then carry both cosines)
+    dense_rows: int = 0  # dense: the rows wanted (``RecallPlan.dense_rows``); 0: ``cfg.candidates``
     scope_lexical: bool = False  # lexical: BM25F over the small scope's own postings, not the tenant's
     scope_size: int = 0  # the scope's memories (``RecallPlan.scope_size``): its BM25F corpus size
 
