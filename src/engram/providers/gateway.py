@@ -10,7 +10,10 @@ from engram.errors import ProviderError, ProviderTimeout
 from engram.observability import metrics, tracing
 from engram.providers.base import Embedder, Vector
 
-LOCAL_CPU_SHARE = 0.5  # an embedder whose calls keep other threads this busy computes here (``local``)
+# An embedder whose calls keep other threads this busy computes here (``local``). A model run here keeps one to
+# two cores busy (ONNX Runtime's threads); on a machine busy with other work it gets less of them, so the bar
+# is a quarter of a core, where an API's calls keep no thread busy at all.
+LOCAL_CPU_SHARE = 0.25
 
 
 class EmbeddingGateway:
@@ -41,8 +44,8 @@ class EmbeddingGateway:
     @property
     def local(self) -> bool:
         """Whether the embedder computes on this process's cores, as observed: during its calls, threads
-        other than the caller's keep a core busy at least half the time (a model run here, in its threads);
-        an API's calls wait. Unknown (False) before the first call."""
+        other than the caller's keep a core busy at least a quarter of the time (a model run here, in its
+        threads); an API's calls wait. Unknown (False) before the first call."""
         return self._cpu_share is not None and self._cpu_share >= LOCAL_CPU_SHARE
 
     async def _batch(self, texts: Sequence[str]) -> list[Vector]:
