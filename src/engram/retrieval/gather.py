@@ -231,16 +231,15 @@ class Gatherer:
             return _DenseSide(None, reason, {}, {})
         exact = plan.name == "scope-exact"
         own = plan.name == "tenant-index"
-        rows = plan.dense_rows or search.cfg.candidates
         search = replace(
             search, vector=qv, dims=gateway.dimensions, own_index=own, scope=exact, index_owner=plan.index_owner,
-            context=corpus.has_context, dense_rows=rows,
+            context=corpus.has_context, dense_rows=plan.dense_rows or 0,
         )  # fmt: skip
         retrievers = (dense.SELF, dense.CONTEXT) if corpus.has_context else (dense.SELF,)
         ids = unscored.take()
         # Pipelined: the settings, the statements and the closing Sync travel in one round trip; the rows
         # come back with the Sync.
-        ef = scope.ef_search(plan, corpus, search.cfg.ef_search, rows)
+        ef = scope.ef_search(plan, corpus, search.cfg.ef_search, search.rows)
         async with self.db.reads(tenant_id, recall_settings(search.cfg, ef)) as conn:
             sent = [(r, await r.send(conn, search)) for r in retrievers]
             cosines = await followups.send_cosines(conn, tenant_id, ids, qv, gateway.model_id)

@@ -69,38 +69,8 @@ def owners(req: RecallRequest) -> list[str]:
     return found
 
 
-def choose(
-    corpus: Corpus, owned: list[Owned], exact_limit: int = EXACT_LIMIT, *, candidates: int = 50, max_items: int = 10
-) -> RecallPlan:
-    """The plan for a scope made of the tenant's shared memories and ``owned``; a walk of a graph the scope
-    fills returns fewer dense rows than ``candidates`` (``walk_rows``)."""
-    plan = _choose(corpus, owned, exact_limit)
-    rows = walk_rows(plan, corpus, candidates, max_items)
-    if rows >= candidates:
-        return plan
-    return plan.model_copy(update={
-        "dense_rows": rows,
-        "reason": f"{plan.reason}; the walk of a graph the scope fills returns {rows} of the {candidates} candidates",
-    })  # fmt: skip
-
-
-def fills_graph(plan: RecallPlan, corpus: Corpus) -> bool:
-    """Whether the plan walks a graph every vector of which is in scope (an owner's, or the tenant's for a
-    scope of the whole tenant): the walk drops nothing it visits."""
-    if plan.name == "owner-index":
-        return True
-    return plan.name == "tenant-index" and bool(corpus.n_docs) and (plan.scope_size or 0) >= corpus.n_docs
-
-
-def walk_rows(plan: RecallPlan, corpus: Corpus, candidates: int, max_items: int) -> int:
-    """The dense rows a plan reads: ``candidates``, but a walk of a graph the scope fills returns
-    ``WALK_ROWS`` of them (at least twice ``max_items``)."""
-    if not fills_graph(plan, corpus):
-        return candidates
-    return min(candidates, max(math.ceil(WALK_ROWS * candidates), 2 * max_items))
-
-
-def _choose(corpus: Corpus, owned: list[Owned], exact_limit: int) -> RecallPlan:
+def choose(corpus: Corpus, owned: list[Owned], exact_limit: int = EXACT_LIMIT) -> RecallPlan:
+    """The plan for a scope made of the tenant's shared memories and ``owned``."""
     size = corpus.n_shared + sum(o.n for o in owned)
     if corpus.n_docs:
         size = min(size, corpus.n_docs)
@@ -131,24 +101,48 @@ def _choose(corpus: Corpus, owned: list[Owned], exact_limit: int) -> RecallPlan:
     )  # fmt: skip
 
 
-def ef_search(plan: RecallPlan, corpus: Corpus, most: int, candidates: int) -> int:
-    """The HNSW candidate list for a plan that walks a graph, at most ``most`` (``RetrievalConfig.ef_search``).
-    A graph the scope fills (``fills_graph``) drops nothing it visits: the list need only exceed the rows
-    it returns (``candidates``: the plan's ``dense_rows``) by a margin for accuracy
-    (``WHOLE_WALK``). Otherwise enough for about twice ``candidates`` of the vectors it visits to be in
-    scope: the filtered part of the walk goes on past it anyway (iterative scans); what it buys is the
-    accuracy of the first ranks, and its cost grows with it: 9 ms at 300 against 3 ms at 100 on a
-    12,000-vector graph. The model's shared graph is mostly other tenants', so it keeps ``most``."""
+def fills_graph(plan: RecallPlan, corpus: Corpus) -> bool:
+    """Whether the plan walks a graph every vector of which is in scope (an owner's, or the tenant's for a
+    scope of the whole tenant): the walk drops nothing it visits."""
+    if plan.name == "owner-index":
+        return True
+    return plan.name == "tenant-index" and bool(corpus.n_docs) and (plan.scope_size or 0) >= corpus.n_docs
+
+
+def walk_rows(plan: RecallPlan, corpus: Corpus, candidates: int, max_items: int) -> int:
+    """The dense rows a plan reads: ``candidates``, but a walk of a graph the scope fills returns
+    ``WALK_ROWS`` of them (at least twice ``max_items``)."""
+    if not fills_graph(plan, corpus):
+        return candidates
+    return min(candidates, max(math.ceil(WALK_ROWS * candidates), 2 * max_items))
+
+
+def with_walk_rows(plan: RecallPlan, corpus: Corpus, candidates: int, max_items: int) -> RecallPlan:
+    """``plan``, saying so (``dense_rows``, and its reason) when its walk returns fewer rows than ``candidates``."""
+    rows = walk_rows(plan, corpus, candidates, max_items)
+    if rows >= candidates:
+        return plan
+    return plan.model_copy(update={
+        "dense_rows": rows,
+        "reason": f"{plan.reason}; the walk of a graph the scope fills returns {rows} of the {candidates} candidates",
+    })  # fmt: skip
+
+
+def ef_search(plan: RecallPlan, corpus: Corpus, most: int, rows: int) -> int:
+    """The HNSW candidate list for a plan that walks a graph for ``rows`` rows, at most ``most``
+    (``RetrievalConfig.ef_search``). A graph the scope fills (``fills_graph``) drops nothing it visits: the
+    list need only exceed ``rows`` by a margin for accuracy (``WHOLE_WALK``). Otherwise enough for about
+    twice ``rows`` of the vectors it visits to be in scope: the filtered part of the walk goes on past it
+    anyway (iterative scans); what it buys is the accuracy of the first ranks, and its cost grows with it:
+    9 ms at 300 against 3 ms at 100 on a 12,000-vector graph. The model's shared graph is mostly other
+    tenants', so it keeps ``most``."""
     if fills_graph(plan, corpus):
-        share = 1.0
-    elif plan.name == "tenant-index" and corpus.n_docs:
-        share = min(1.0, (plan.scope_size or 0) / corpus.n_docs)
-    else:
+        return min(most, math.ceil(WHOLE_WALK * rows))
+    if plan.name != "tenant-index" or not corpus.n_docs:
         return most
-    if share >= 1.0:
-        return min(most, math.ceil(WHOLE_WALK * candidates))
-    least = min(2 * candidates, most)
-    return max(least, min(most, math.ceil(2 * candidates / max(share, 1e-6))))
+    share = (plan.scope_size or 0) / corpus.n_docs
+    least = min(2 * rows, most)
+    return max(least, min(most, math.ceil(2 * rows / max(share, 1e-6))))
 
 
 class Scopes:
@@ -188,7 +182,7 @@ class Scopes:
         return found
 
     def plan(self, corpus: Corpus, owned: list[Owned], candidates: int, max_items: int) -> RecallPlan:
-        return choose(corpus, owned, self.exact_limit, candidates=candidates, max_items=max_items)
+        return with_walk_rows(choose(corpus, owned, self.exact_limit), corpus, candidates, max_items)
 
     def forget(self, tenant_id: str) -> None:
         for key in [k for k in self._owned if k[0] == tenant_id]:

@@ -91,6 +91,11 @@ class Search:
     scope_lexical: bool = False  # lexical: BM25F over the small scope's own postings, not the tenant's
     scope_size: int = 0  # the scope's memories (``RecallPlan.scope_size``): its BM25F corpus size
 
+    @property
+    def rows(self) -> int:
+        """The dense rows wanted: the plan's (``dense_rows``), or ``candidates``."""
+        return self.dense_rows or self.cfg.candidates
+
 
 class Retriever(Protocol):
     """One retriever: its statement sent (in pipeline mode its rows come back with the block's Sync, so a
