@@ -17,7 +17,7 @@ from engram import Engram, NotFoundError
 from engram.errors import StoreUnavailable
 from engram.model import new_id
 from engram.retrieval.receipt_writer import ReceiptWriter
-from engram.retrieval.receipts import ReceiptRow
+from engram.retrieval.receipts import ReceiptRow, insert
 from engram.store.database import Database
 from tests.conftest import settings_for
 
@@ -109,6 +109,16 @@ async def test_a_refused_receipt_is_dropped_alone(engram: Engram) -> None:
     await writer.settle()
     assert writer.dropped == 1 and writer.queued == 0
     assert await stored(engram, "acme", good.id) and not await stored(engram, "acme", bad.id)
+
+
+async def test_a_batch_is_one_transaction_across_its_tenants(engram: Engram) -> None:
+    # One pipeline, no BEGIN: its statements up to the closing Sync commit or roll back together.
+    good, bad = row("acme"), row("globex", query="nul \x00 byte")
+    with pytest.raises(Exception, match="cannot store a value"):
+        await insert(engram.db, [good, bad])
+    assert not await stored(engram, "acme", good.id)
+    await insert(engram.db, [good])
+    assert await stored(engram, "acme", good.id)
 
 
 async def test_receipts_wait_while_the_database_is_away(engram: Engram) -> None:
