@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pytest
 
-from engram import Engram, NotFoundError
+from engram import Engram, NotFoundError, ValidationError
 from engram.errors import StoreUnavailable
 from engram.model import new_id
 from engram.retrieval.receipt_writer import ReceiptWriter
@@ -114,7 +114,7 @@ async def test_a_refused_receipt_is_dropped_alone(engram: Engram) -> None:
 async def test_a_batch_is_one_transaction_across_its_tenants(engram: Engram) -> None:
     # One pipeline, no BEGIN: its statements up to the closing Sync commit or roll back together.
     good, bad = row("acme"), row("globex", query="nul \x00 byte")
-    with pytest.raises(Exception, match="cannot store a value"):
+    with pytest.raises(ValidationError, match="cannot store a value"):
         await insert(engram.db, [good, bad])
     assert not await stored(engram, "acme", good.id)
     await insert(engram.db, [good])

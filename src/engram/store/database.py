@@ -209,9 +209,8 @@ class Database:
     async def tenants(self) -> AsyncIterator[TenantSwitch]:
         """One pipelined transaction that writes for several tenants in turn: ``await switch(tenant)`` before
         each tenant's statements (each then runs under that tenant's policies). Nothing is waited for until
-        the pipeline's closing Sync, which commits: a batch costs one round trip. (The statements between
-        two Syncs are one implicit transaction, as in ``reads``; an explicit one added a BEGIN, a COMMIT and
-        the Sync and wait of its own nested pipeline.)"""
+        the pipeline's closing Sync: a batch costs one round trip. The statements up to it are one implicit
+        transaction (as in ``reads``), which that Sync commits, or rolls back if any of them failed."""
         with translated():
             async with self._pool.connection() as conn, conn.pipeline():
                 yield TenantSwitch(conn)
