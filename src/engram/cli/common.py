@@ -7,13 +7,16 @@ import asyncio
 import gc
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
 from engram import errors as e
 from engram.config import Settings
+
+if TYPE_CHECKING:
+    from engram.service import Engram
 
 T = TypeVar("T")
 
@@ -80,6 +83,13 @@ def settle_heap() -> int:
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+async def ready(engram: Engram) -> None:
+    """What a long-running process does once Engram is open: load the models now (the first write or
+    action should not wait for them), then freeze what start-up left (``settle_heap``)."""
+    await engram.warm()
+    settle_heap()
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:

@@ -16,7 +16,7 @@ import typer
 
 from engram import discovery
 from engram import errors as e
-from engram.cli.common import DataDir, Tenant, admin_call, err, out, run, settings_for, settle_heap
+from engram.cli.common import DataDir, Tenant, admin_call, err, out, ready, run, settings_for
 from engram.cli.completion import completion
 from engram.cli.consolidate import consolidate
 from engram.cli.decay import decay, prune_receipts
@@ -124,8 +124,7 @@ async def _serve(settings: Settings, *, jobs: bool = True) -> None:
         sock.close()
         raise
     try:
-        await engram.warm()  # the first write should not wait for the admission models to load
-        settle_heap()
+        await ready(engram)
         token = discovery.new_token()
         app = create_app(
             engram, settings, run_worker=jobs, enrichment_interval=settings.enrichment_interval, local_token=token

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from engram.cli.common import DataDir, err, run, settings_for, settle_heap
+from engram.cli.common import DataDir, err, ready, run, settings_for
 from engram.config import Settings
 
 
@@ -32,7 +32,6 @@ async def _serve(settings: Settings, key: str) -> None:
 
     async with await Engram.open(settings) as engram:
         await engram.authenticate(key)  # a wrong or revoked key fails here, before any client talks to us
-        await engram.warm()
-        settle_heap()
+        await ready(engram)
         server = build(lambda: engram, keyed(lambda: engram, key))
         await server.run_stdio_async()

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from engram.cli.common import DataDir, err, run, settings_for, settle_heap
+from engram.cli.common import DataDir, err, ready, run, settings_for
 from engram.config import Settings
 
 
@@ -39,8 +39,7 @@ async def _work(settings: Settings, lease_seconds: float, batch: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with await Engram.open(settings) as engram:
-        await engram.warm()  # models loaded before the first action, not while its lease runs
-        settle_heap()
+        await ready(engram)  # models loaded before the first action, not while its lease runs
         jobs = background_jobs(
             engram, enrichment_interval=settings.enrichment_interval, lease_seconds=lease_seconds, batch=batch
         )

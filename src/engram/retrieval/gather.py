@@ -239,7 +239,7 @@ class Gatherer:
         ids = unscored.take()
         # Pipelined: the settings, the statements and the closing Sync travel in one round trip; the rows
         # come back with the Sync.
-        ef = scope.ef_search(plan, corpus, search.cfg.ef_search, search.rows)
+        ef = scope.ef_search(plan, corpus, search.cfg.ef_search, search.dense_limit)
         async with self.db.reads(tenant_id, recall_settings(search.cfg, ef)) as conn:
             sent = [(r, await r.send(conn, search)) for r in retrievers]
             cosines = await followups.send_cosines(conn, tenant_id, ids, qv, gateway.model_id)

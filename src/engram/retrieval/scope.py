@@ -140,9 +140,8 @@ def ef_search(plan: RecallPlan, corpus: Corpus, most: int, rows: int) -> int:
         return min(most, math.ceil(WHOLE_WALK * rows))
     if plan.name != "tenant-index" or not corpus.n_docs:
         return most
-    share = (plan.scope_size or 0) / corpus.n_docs
-    least = min(2 * rows, most)
-    return max(least, min(most, math.ceil(2 * rows / max(share, 1e-6))))
+    share = (plan.scope_size or 0) / corpus.n_docs  # below 1: a scope of the whole tenant fills its graph
+    return min(most, math.ceil(2 * rows / max(share, 1e-6)))
 
 
 class Scopes:

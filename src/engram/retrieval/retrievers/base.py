@@ -92,7 +92,7 @@ class Search:
     scope_size: int = 0  # the scope's memories (``RecallPlan.scope_size``): its BM25F corpus size
 
     @property
-    def rows(self) -> int:
+    def dense_limit(self) -> int:
         """The dense rows wanted: the plan's (``dense_rows``), or ``candidates``."""
         return self.dense_rows or self.cfg.candidates
 

@@ -183,7 +183,7 @@ class Dense:
     async def send(self, conn: Conn, search: Search) -> tuple[RowCursor, ...]:
         """Send the statements (one, or two for a large owner's scope); ``hits`` reads their rows."""
         assert search.vector is not None and search.model_id is not None
-        f, limit = search.where, search.rows
+        f, limit = search.where, search.dense_limit
         params = {**f.params, "qv": search.vector}
         if search.scope or search.index_owner is not None:
             owner = search.index_owner
@@ -204,13 +204,13 @@ class Dense:
         return (await execute(conn, stmt, params, prepare=True),)
 
     async def hits(self, sent: tuple[RowCursor, ...] | None, search: Search) -> list[Hit]:
-        """The best ``Search.rows`` of what ``send`` sent, by score."""
+        """The best ``Search.dense_limit`` of what ``send`` sent, by score."""
         if not sent:
             return []
         found = [h for cur in sent for h in await read_hits(cur)]
         # relaxed_order iterative scans may return slightly out of order; a large owner's two reads merge here
         found.sort(key=lambda h: (-h.score, h.id))
-        return found[: search.rows]
+        return found[: search.dense_limit]
 
 
 SELF = Dense("dense", "embedding")
