@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engram.bench.facts import make_facts, user_sizes
-from engram.bench.recall import run_recall_bench, tenant_sizes
+from engram.bench.recall import run_recall_bench, small_tenant, tenant_sizes
 from engram.bench.scale import run_scale_bench, turns
 from engram.bench.shapes import run_shape_bench
 
@@ -19,6 +19,11 @@ def test_tenant_sizes_are_skewed_with_one_big_tenant() -> None:
     assert sizes["bench-big"] == 2_000
     others = sorted((v for k, v in sizes.items() if k != "bench-big"), reverse=True)
     assert others[0] > 10 * others[-1]  # Zipf-like
+
+
+def test_the_small_tenant_is_the_one_nearest_a_hundred_memories() -> None:
+    assert small_tenant({"bench-big": 100, "a": 30, "b": 160, "c": 80}) == "c"
+    assert small_tenant(tenant_sizes(40, 2, 0.2)) == "bench-t0000"  # no tenant of 50-200 memories at all
 
 
 async def test_recall_bench_reports_latency_and_filtered_recall(tmp_path: Path) -> None:

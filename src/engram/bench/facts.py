@@ -109,11 +109,14 @@ def fact(i: int) -> tuple[str, str]:
     return TEMPLATES[t][0].format(n=name, x=value), TEMPLATES[t][1].format(n=name)
 
 
+MAX_FACTS = people_count() * len(TEMPLATES)  # the distinct facts there are
+
+
 def make_facts(n: int, *, real: int | None = None, users: int = USERS, queries: int = QUERIES, seed: int = 7) -> Facts:
     """``n`` distinct facts over ``users`` users, and ``queries`` questions whose gold facts lie among the
     first ``real`` facts (default: all)."""
-    if n > people_count() * len(TEMPLATES):
-        raise ValueError(f"at most {people_count() * len(TEMPLATES)} facts")
+    if n > MAX_FACTS:
+        raise ValueError(f"at most {MAX_FACTS} facts")
     rng = random.Random(seed)
     made = [fact(i) for i in range(n)]
     owners = [f"u{u:04d}" for u, size in enumerate(user_sizes(n, users)) for _ in range(size)]

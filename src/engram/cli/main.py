@@ -414,10 +414,14 @@ def bench_recall(
             help="tenants: many tenants, one large; users: one tenant of 1,000 users; one-scope: one tenant, no users."
         ),
     ] = "tenants",
-    memories: Annotated[int, typer.Option(help="Memories in all.")] = 100_000,
-    tenants: Annotated[int, typer.Option(help="tenants shape: tenants (one holds --big-share of the rows).")] = 1000,
+    memories: Annotated[int, typer.Option(min=10, help="Memories in all.")] = 100_000,
+    tenants: Annotated[
+        int, typer.Option(min=2, help="tenants shape: tenants (one holds --big-share of the rows).")
+    ] = 1000,
     big_share: Annotated[float, typer.Option(help="tenants shape: share of all rows in the one big tenant.")] = 0.2,
-    queries: Annotated[int | None, typer.Option(help="Measured recalls (default 400 for tenants, 200 else).")] = None,
+    queries: Annotated[
+        int | None, typer.Option(min=1, help="Measured recalls (default 400 for tenants, 200 else).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
     data_dir: Annotated[
         Path | None, typer.Option(help="Benchmark database directory (default: a per-user cache, reused).")
@@ -425,11 +429,22 @@ def bench_recall(
 ) -> None:
     """Recall latency p50/p95/p99 with and without query embedding; per shape, filtered dense recall@10 vs
     exact (tenants) or hit@5 of each query's one gold fact (users, one-scope), and the plans chosen."""
+    from engram.bench.facts import MAX_FACTS
     from engram.bench.recall import run_recall_bench
     from engram.bench.shapes import SHAPES, run_shape_bench
 
     if shape != "tenants" and shape not in SHAPES:
         raise typer.BadParameter(f"must be one of tenants, {', '.join(SHAPES)}", param_hint="--shape")
+    if shape == "tenants":
+        if not 0 < big_share < 1:
+            raise typer.BadParameter("a share between 0 and 1, both excluded", param_hint="--big-share")
+        if memories < 10 * tenants:
+            raise typer.BadParameter(f"at least 10 per tenant ({10 * tenants:,} for {tenants:,} tenants)",
+                                     param_hint="--memories")  # fmt: skip
+    elif memories > MAX_FACTS:
+        raise typer.BadParameter(
+            f"at most {MAX_FACTS:,} (the distinct facts the shapes can make)", param_hint="--memories"
+        )
     if shape == "tenants":
         result = run(
             run_recall_bench(
@@ -450,13 +465,14 @@ def bench_recall(
 def bench_scale(
     sizes: Annotated[str, typer.Option(help="Memories per point, comma-separated.")] = "10000,100000,1000000",
     shapes: Annotated[str, typer.Option(help="Shapes, comma-separated: users, one-scope.")] = "users,one-scope",
-    queries: Annotated[int, typer.Option(help="Measured recalls per point.")] = 200,
+    queries: Annotated[int, typer.Option(min=1, help="Measured recalls per point.")] = 200,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
     data_dir: Annotated[
         Path | None, typer.Option(help="Directory of the points' databases (default: per-user caches, reused).")
     ] = None,
 ) -> None:
     """The users and one-scope shapes at growing sizes: recall p50/p95 per point and p95's growth per 10x."""
+    from engram.bench.facts import MAX_FACTS
     from engram.bench.scale import run_scale_bench
     from engram.bench.shapes import SHAPES
 
@@ -464,8 +480,8 @@ def bench_scale(
         counts = [int(n) for n in sizes.split(",") if n.strip()]
     except ValueError:
         raise typer.BadParameter("a comma-separated list of whole numbers", param_hint="--sizes") from None
-    if not counts or any(n < 10 for n in counts):
-        raise typer.BadParameter("at least one size, each at least 10", param_hint="--sizes")
+    if not counts or any(not 10 <= n <= MAX_FACTS for n in counts):
+        raise typer.BadParameter(f"at least one size, each from 10 to {MAX_FACTS:,}", param_hint="--sizes")
     names = [s.strip() for s in shapes.split(",") if s.strip()]
     if not names or any(s not in SHAPES for s in names):
         raise typer.BadParameter(f"each of {', '.join(SHAPES)}", param_hint="--shapes")
