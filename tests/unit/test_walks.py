@@ -37,10 +37,10 @@ def rows(name: str, size: int, *, candidates: int = 50, max_items: int = 10) -> 
     return walk_rows(RecallPlan(name=name, scope_size=size, reason="test"), TENANT, candidates, max_items)
 
 
-def test_a_walk_of_a_graph_the_scope_fills_returns_half_the_candidates() -> None:
-    assert rows("tenant-index", 100_000) == rows("owner-index", 3_000) == 25
-    assert rows("tenant-index", 100_000, max_items=20) == 40  # at least twice the items asked for
+def test_an_exact_scan_or_a_walk_of_a_graph_the_scope_fills_returns_half_the_candidates() -> None:
+    assert rows("tenant-index", 100_000) == rows("owner-index", 3_000) == rows("scope-exact", 1_000) == 25
+    assert rows("tenant-index", 100_000, max_items=20) == rows("scope-exact", 80, max_items=20) == 40  # twice the items
     assert rows("owner-index", 3_000, max_items=40) == 50  # never more than the candidates
     assert rows("tenant-index", 100_000, candidates=9) == 9
-    # Filtered walks, the shared graph and exact scopes keep every candidate: what they drop or miss is unknown.
-    assert rows("tenant-index", 99_000) == rows("shared-index", 100_000) == rows("scope-exact", 1_000) == 50
+    # Filtered walks and the shared graph keep every candidate: what they drop or miss is unknown.
+    assert rows("tenant-index", 99_000) == rows("shared-index", 100_000) == 50

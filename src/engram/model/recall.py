@@ -120,8 +120,9 @@ class RecallPlan(BaseModel):
     index_owner: str | None = Field(None, description="owner-index: the owner whose index is read (u:<user>, w:<wf>)")
     dense_rows: int | None = Field(
         None,
-        description="A walk of a graph every vector of which is in scope (owner-index; tenant-index for a scope of "
-        "the whole tenant): the dense rows it returns, fewer than the candidates; None: the candidates",
+        description="An exact scan of the scope (scope-exact), or a walk of a graph every vector of which is in "
+        "scope (owner-index; tenant-index for a scope of the whole tenant): the dense rows it returns, fewer than "
+        "the candidates; None: the candidates",
     )
 
 

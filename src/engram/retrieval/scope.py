@@ -30,9 +30,10 @@ SCOPE_TTL = 30.0  # seconds a scope's size is reused (as the corpus statistics a
 # A whole graph's walk keeps this many times the rows it returns in its list: a margin for the
 # accuracy of its first ranks, the walk's cost growing with the list (measured in docs/retrieval.md).
 WHOLE_WALK = 1.28
-# ... and returns this share of the candidates, at least twice the items asked for: fusion scores a
-# candidate by its cosines whichever retriever found it (lexical rows carry them too), so a walk's further
-# rows count only where nothing else found them, and each costs the walk more (docs/retrieval.md).
+# ... and returns this share of the candidates, at least twice the items asked for, as an exact scan of a
+# small scope does: fusion scores a candidate by its cosines whichever retriever found it (lexical rows
+# carry them too), so the further dense rows count only where nothing else found them, and each costs a
+# walk more of its graph, and any read a memory lookup and its Python work (docs/retrieval.md).
 WALK_ROWS = 0.5
 
 _CAP: LiteralString = "4000"
@@ -110,21 +111,22 @@ def fills_graph(plan: RecallPlan, corpus: Corpus) -> bool:
 
 
 def walk_rows(plan: RecallPlan, corpus: Corpus, candidates: int, max_items: int) -> int:
-    """The dense rows a plan reads: ``candidates``, but a walk of a graph the scope fills returns
-    ``WALK_ROWS`` of them (at least twice ``max_items``)."""
-    if not fills_graph(plan, corpus):
+    """The dense rows a plan reads: ``candidates``, but an exact scan of the scope, or a walk of a graph the
+    scope fills, returns ``WALK_ROWS`` of them (at least twice ``max_items``): its best rows are exactly
+    (or, for the walk, nearly) the scope's nearest, which a filtered walk's are not."""
+    if not (plan.name == "scope-exact" or fills_graph(plan, corpus)):
         return candidates
     return min(candidates, max(math.ceil(WALK_ROWS * candidates), 2 * max_items))
 
 
 def with_walk_rows(plan: RecallPlan, corpus: Corpus, candidates: int, max_items: int) -> RecallPlan:
-    """``plan``, saying so (``dense_rows``, and its reason) when its walk returns fewer rows than ``candidates``."""
+    """``plan``, saying so (``dense_rows``, and its reason) when it returns fewer dense rows than ``candidates``."""
     rows = walk_rows(plan, corpus, candidates, max_items)
     if rows >= candidates:
         return plan
+    what = "the exact scan" if plan.name == "scope-exact" else "the walk of a graph the scope fills"
     return plan.model_copy(update={
-        "dense_rows": rows,
-        "reason": f"{plan.reason}; the walk of a graph the scope fills returns {rows} of the {candidates} candidates",
+        "dense_rows": rows, "reason": f"{plan.reason}; {what} returns its best {rows} of the {candidates} candidates",
     })  # fmt: skip
 
 
