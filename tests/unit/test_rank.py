@@ -179,6 +179,22 @@ def test_records_of_different_things_are_no_conflict() -> None:
     assert a.conflicts == b.conflicts == c.conflicts == d.conflicts == []
 
 
+def test_records_that_differ_in_a_second_value_in_words_are_no_conflict() -> None:
+    # One name apart, and another value in plain words apart too: two offices, two people, not one value
+    # told two ways.
+    a = cand("The Berlin office orders coffee from Lavazza every Monday")
+    b = cand("The Munich office orders tea from Lavazza every Monday")
+    c = cand("Uma T. Fischer is learning to play the guitar")
+    d = cand("Uma K. Fischer is learning to play the violin")
+    resolve([a, b, c, d])
+    assert a.conflicts == b.conflicts == c.conflicts == d.conflicts == []
+    # Words on one side only add to the account: the one value still disagrees.
+    planned = cand("The release is planned for March 3")
+    moved = cand("The release is now planned for March 10")
+    resolve([planned, moved])
+    assert planned.conflicts == [moved.id] and moved.conflicts == [planned.id]
+
+
 def test_anchors_added_on_one_side_only_are_no_conflict() -> None:
     # Two anchors more on one side and none on the other: a fuller account, not one value told two ways.
     a = cand("The weekly sync moved to the large room", cos=0.8, share=0.9)

@@ -52,6 +52,10 @@ def disagree(
     # different things.
     if len(differ) != 2 or len(anchors_a - anchors_b) != 1 or not (wa and wb) or any(_ID.search(x) for x in differ):
         return False
+    # So are records whose other words differ on both sides: a second value, in words ("Uma T. Fischer plays
+    # the guitar" / "Uma K. Fischer plays the violin": two people). Words on one side only add to the account.
+    if not (wa <= wb or wb <= wa):
+        return False
     return len(wa & wb) / len(wa | wb) >= NEAR_WORDING
 
 
