@@ -32,8 +32,8 @@ SCOPE_TTL = 30.0  # seconds a scope's size is reused (as the corpus statistics a
 WHOLE_WALK = 1.28
 # ... and returns this share of the candidates, at least twice the items asked for, as an exact scan of a
 # small scope does: fusion scores a candidate by its cosines whichever retriever found it (lexical rows
-# carry them too), so the further dense rows count only where nothing else found them, and each costs a
-# walk more of its graph, and any read a memory lookup and its Python work (docs/retrieval.md).
+# carry them too), so the further dense rows count only where nothing else found them, while each costs a
+# memory lookup and its Python work (and a walk, more of its graph; docs/retrieval.md).
 WALK_ROWS = 0.5
 
 _CAP: LiteralString = "4000"
