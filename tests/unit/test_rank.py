@@ -170,25 +170,26 @@ def test_cosines_read_after_a_row_count_as_the_rows_own() -> None:
     assert found.signals["cos_self"] == found.signals["cos_context"] == 0.62 and found.signals["dense_ok"] == 1.0
 
 
-def test_records_of_different_things_are_no_conflict() -> None:
-    a = cand("Incident 4411: the billing portal returned Error 502 for Ana's team after the Monday deploy")
-    b = cand("Incident 4412: the billing portal returned Error 504 for Dana's team after the Friday deploy")
-    c = cand("Invoice INV-77 was paid in full")
-    d = cand("Invoice INV-78 was paid in full")
-    resolve([a, b, c, d])
-    assert a.conflicts == b.conflicts == c.conflicts == d.conflicts == []
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ("Incident 4411: the billing portal returned Error 502 for Ana's team after the Monday deploy",
+         "Incident 4412: the billing portal returned Error 504 for Dana's team after the Friday deploy",
+         "Invoice INV-77 was paid in full", "Invoice INV-78 was paid in full"),
+        # One name apart, and another value in plain words apart too: two offices, two people.
+        ("The Berlin office orders coffee from Lavazza every Monday",
+         "The Munich office orders tea from Lavazza every Monday",
+         "Uma T. Fischer is learning to play the guitar", "Uma K. Fischer is learning to play the violin"),
+    ],
+)  # fmt: skip
+def test_records_of_different_things_are_no_conflict(texts: tuple[str, ...]) -> None:
+    found = [cand(t) for t in texts]
+    resolve(found)
+    assert all(c.conflicts == [] for c in found)
 
 
-def test_records_that_differ_in_a_second_value_in_words_are_no_conflict() -> None:
-    # One name apart, and another value in plain words apart too: two offices, two people, not one value
-    # told two ways.
-    a = cand("The Berlin office orders coffee from Lavazza every Monday")
-    b = cand("The Munich office orders tea from Lavazza every Monday")
-    c = cand("Uma T. Fischer is learning to play the guitar")
-    d = cand("Uma K. Fischer is learning to play the violin")
-    resolve([a, b, c, d])
-    assert a.conflicts == b.conflicts == c.conflicts == d.conflicts == []
-    # Words on one side only add to the account: the one value still disagrees.
+def test_words_on_one_side_only_add_to_the_account() -> None:
+    # The one value still disagrees.
     planned = cand("The release is planned for March 3")
     moved = cand("The release is now planned for March 10")
     resolve([planned, moved])

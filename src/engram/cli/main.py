@@ -441,11 +441,6 @@ def bench_recall(
         if memories < 10 * tenants:
             raise typer.BadParameter(f"at least 10 per tenant ({10 * tenants:,} for {tenants:,} tenants)",
                                      param_hint="--memories")  # fmt: skip
-    elif memories > MAX_FACTS:
-        raise typer.BadParameter(
-            f"at most {MAX_FACTS:,} (the distinct facts the shapes can make)", param_hint="--memories"
-        )
-    if shape == "tenants":
         result = run(
             run_recall_bench(
                 memories=memories, tenants=tenants, big_share=big_share, queries=queries or 400, data_dir=data_dir,
@@ -453,6 +448,10 @@ def bench_recall(
             )
         )  # fmt: skip
     else:
+        if memories > MAX_FACTS:
+            raise typer.BadParameter(
+                f"at most {MAX_FACTS:,} (the distinct facts the shapes can make)", param_hint="--memories"
+            )
         result = run(
             run_shape_bench(
                 shape, memories=memories, queries=queries or 200, data_dir=data_dir, settings=settings_for(None)
