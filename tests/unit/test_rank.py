@@ -180,6 +180,9 @@ def test_cosines_read_after_a_row_count_as_the_rows_own() -> None:
         ("The Berlin office orders coffee from Lavazza every Monday",
          "The Munich office orders tea from Lavazza every Monday",
          "Uma T. Fischer is learning to play the guitar", "Uma K. Fischer is learning to play the violin"),
+        # A middle initial apart, the same value: two people, not one value told two ways.
+        ("Uma T. Fischer lives in Lisbon.", "Uma K. Fischer lives in Lisbon.",
+         "Ask J. Okafor before the audit", "Ask M. Okafor before the audit"),
     ],
 )  # fmt: skip
 def test_records_of_different_things_are_no_conflict(texts: tuple[str, ...]) -> None:
@@ -194,6 +197,14 @@ def test_words_on_one_side_only_add_to_the_account() -> None:
     moved = cand("The release is now planned for March 10")
     resolve([planned, moved])
     assert planned.conflicts == [moved.id] and moved.conflicts == [planned.id]
+
+
+def test_a_letter_that_is_a_value_still_disagrees() -> None:
+    # A capital letter not before a name (no stop, no name after it) is a value like any other.
+    a = cand("We chose Plan A for the launch", cos=0.8, share=0.9)
+    b = cand("We chose Plan B for the launch", cos=0.7, share=0.9)
+    resolve([a, b])
+    assert a.conflicts == [b.id] and b.conflicts == [a.id]
 
 
 def test_anchors_added_on_one_side_only_are_no_conflict() -> None:

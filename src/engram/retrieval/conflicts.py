@@ -19,6 +19,8 @@ from engram.retrieval.fusion import Candidate
 _ANCHOR = re.compile(r"\w*\d[\w.,:/-]*|(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]*")
 _WORD = re.compile(r"[a-z]{3,}")
 _ID = re.compile(r"[A-Za-z].*\d|\d.*[A-Za-z]")  # letters and digits together: an identifier
+# An initial before a name ("Uma T. Fischer"): kept with its stop, an anchor of its own kind.
+_INITIAL = re.compile(r"[A-Z]\.(?=\s+[A-Z])")
 NEAR_WORDING = 0.6  # Jaccard similarity of the remaining words above which two items say the same thing
 
 
@@ -31,7 +33,11 @@ def _shape(c: Candidate) -> tuple[frozenset[str], frozenset[str]]:
 def _text_shape(text: str) -> tuple[frozenset[str], frozenset[str]]:
     # Kept per text: the memories a tenant's recalls select recur, and their regular expressions were 40% of
     # ``resolve``'s time.
-    anchors = frozenset(a.rstrip(".,:") for a in _ANCHOR.findall(text.strip()))
+    text = text.strip()
+    anchors = frozenset(
+        m[0] + "." if len(m[0]) == 1 and _INITIAL.match(text, m.start()) else m[0].rstrip(".,:")
+        for m in _ANCHOR.finditer(text)
+    )
     lowered = {a.lower() for a in anchors}
     return anchors, frozenset(w for w in _WORD.findall(text.lower()) if w not in lowered)
 
@@ -48,9 +54,11 @@ def disagree(
     (anchors_a, wa), (anchors_b, wb) = shapes[a.id], shapes[b.id]
     differ = anchors_a ^ anchors_b
     # One value told two ways ("every Wednesday" / "every Thursday": one anchor each side); records that
-    # differ in several (two incidents: other ids, codes, days) or in an id (INV-77 / INV-78) are about
-    # different things.
-    if len(differ) != 2 or len(anchors_a - anchors_b) != 1 or not (wa and wb) or any(_ID.search(x) for x in differ):
+    # differ in several (two incidents: other ids, codes, days), in an id (INV-77 / INV-78) or in a middle
+    # initial (Uma T. / Uma K. Fischer: two people) are about different things.
+    if len(differ) != 2 or len(anchors_a - anchors_b) != 1 or not (wa and wb):
+        return False
+    if any(_ID.search(x) or x.endswith(".") for x in differ):
         return False
     # So are records whose other words differ on both sides: a second value, in words ("Uma T. Fischer plays
     # the guitar" / "Uma K. Fischer plays the violin": two people). Words on one side only add to the account.
