@@ -69,6 +69,24 @@ async def test_a_third_common_word_narrows_what_the_first_two_hold(engram: Engra
     assert len(held) == cfg.candidates and all(c.startswith("Amara") and "Osaka" in c for c in held)
 
 
+async def test_a_name_word_the_budget_left_out_is_read_with_the_others(engram: Engram) -> None:
+    # "amara" (60 memories) and "silva" (70) each fit the budget of 100, but not together: the rarer is
+    # read whole, the other only where a memory holds the whole name. Reading only the rarer ranks every
+    # Amara by her memory's length, the longest (these two) last.
+    docs = [f"Amara {chr(65 + n % 26)}. Okafor {n} keeps a note about the harbour" for n in range(58)]
+    docs += [f"Bruno {chr(65 + n % 26)}. Silva {n} keeps a note about the harbour" for n in range(68)]
+    wanted = [
+        "Amara Silva lives in Osaka, in a blue house by the river, with her two cats and a parrot.",
+        "Amara Silva drives a red Toyota to the studio on weekdays and takes the ferry at weekends.",
+    ]
+    await engram.update_admission_policy({"pii": "off"})
+    await engram.remember_many([{"content": d} for d in docs + wanted])
+    cfg = preset("hybrid", lexical_postings_budget=100)
+    (found,) = await found_in_large(engram, cfg, "Where is Amara Silva's home?")
+    assert sorted(found[:2]) == sorted(wanted)
+    assert all(c.startswith("Amara") for c in found[2:])  # the rest: Amaras, by the word read whole
+
+
 async def pairs_of(engram: Engram, memory_id: object) -> set[str]:
     """A memory's name pairs among its postings (migration 0026)."""
     return {p for p in await postings_of(engram, memory_id) if "&" in p}

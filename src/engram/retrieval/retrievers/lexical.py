@@ -98,23 +98,28 @@ _KEPT_TERMS: LiteralString = (
 # (``query.names``, lower-cased in ``%(named)s``; their stems begin the names): common topic words together
 # ("mobile app reported") still match thousands, and cost more than they tell (the tenants bench's p95 went
 # from 9 to 25 ms). For such a tenant (``TOGETHER_MIN_DOCS``; in a small one they are true stop words) the
-# statement keeps the rarest terms within the budget as always, and also reads the memories holding all of
-# its common name words together (two to four, the longest), up to ``budget`` of them
-# (``engram_name_holders``, migration 0026): two of them read as one name from that pair's postings when
-# the query names them so ("Marco V. Okafor": about 100 postings), or else from the intersection of the two
-# words' postings (each read from the primary key: about 1 ms for words of 2,500-4,000 memories at 100,000,
-# the dearest part of a one-scope recall before the pairs), then each further word probed for the few
-# memories both hold. The words are chosen inside the statement, so it is one round trip and its plan is
-# reused. (The GIN index of the search keys cannot serve this under row-level security: ``@@`` is not
-# leakproof, so it is never an index condition.) Their postings of those
-# words join the others, each word counted as just over the budget (its exact count is what was not read),
-# read for each of those memories from the primary key (``OFFSET 0`` keeps the probe: a generic plan would
-# otherwise hash-join every posting of the words, 10,000 of them for three names' words).
-_TOGETHER_TERMS: LiteralString = """ common AS MATERIALIZED (
-    SELECT lexeme, row_number() OVER (ORDER BY length(lexeme) DESC, lexeme COLLATE "C") AS k
+# statement keeps the rarest terms within the budget as always and, when the budget left out a name word
+# (over it alone, or only with the rarer ones: two words of 250 and 400 memories against 500), also reads
+# the memories holding all of the query's name words together (two to four, the longest), up to ``budget``
+# of them (``engram_name_holders``, migration 0026): two of them read as one name from that pair's
+# postings when the query names them so ("Marco V. Okafor": about 100 postings), or else from the
+# intersection of the two words' postings (each read from the primary key: about 1 ms for words of
+# 2,500-4,000 memories at 100,000, the dearest part of a one-scope recall before the pairs), then each
+# further word probed for the few memories both hold. The words are chosen inside the statement, so it is
+# one round trip and its plan is reused. (The GIN index of the search keys cannot serve this under
+# row-level security: ``@@`` is not leakproof, so it is never an index condition.) Their postings of the
+# words left out join the others, each counted as in the tenant up to just over the budget (a word's exact
+# count past it is what was not read), read for each of those memories from the primary key (``OFFSET 0``
+# keeps the probe: a generic plan would otherwise hash-join every posting of the words, 10,000 of them for
+# three names' words).
+_TOGETHER_TERMS: LiteralString = """ naming AS MATERIALIZED (
+    SELECT lexeme, n, lexeme IN (SELECT lexeme FROM kept) AS whole
       FROM terms t
-     WHERE n > {budget} AND lexeme NOT IN (SELECT lexeme FROM kept)
-       AND EXISTS (SELECT 1 FROM unnest(%(named)s::text[]) AS w(name) WHERE starts_with(w.name, t.lexeme))
+     WHERE n > 0 AND EXISTS (SELECT 1 FROM unnest(%(named)s::text[]) AS w(name) WHERE starts_with(w.name, t.lexeme))
+), common AS MATERIALIZED (
+    SELECT lexeme, n, whole, row_number() OVER (ORDER BY length(lexeme) DESC, lexeme COLLATE "C") AS k
+      FROM naming
+     WHERE EXISTS (SELECT 1 FROM naming WHERE NOT whole)
      ORDER BY k LIMIT {words}
 ), holding AS MATERIALIZED (  -- migration 0026
     SELECT id FROM engram_name_holders(%(tenant_id)s, %(fts)s::regconfig, %(query)s,
@@ -122,10 +127,10 @@ _TOGETHER_TERMS: LiteralString = """ common AS MATERIALIZED (
 ),"""
 _TOGETHER_POSTINGS: LiteralString = """
     UNION ALL
-    SELECT p.lexeme, p.memory_id, p.tf, p.dl, {cap}::float8
+    SELECT p.lexeme, p.memory_id, p.tf, p.dl, (SELECT c.n FROM common c WHERE c.lexeme = p.lexeme)::float8
       FROM holding h CROSS JOIN LATERAL (
            SELECT p.lexeme, p.memory_id, p.tf, p.dl FROM search_postings p
-            WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM common))
+            WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM common WHERE NOT whole))
               AND p.memory_id = h.id OFFSET 0) p"""
 TOGETHER_MIN_DOCS = 20  # times the postings budget: the tenants whose common words are read together
 _TOGETHER_WORDS: LiteralString = "4"  # at most this many common name words are read together
