@@ -21,13 +21,13 @@ async def seed(engram: Engram) -> list[str]:
     return wanted
 
 
-async def found_in_large(engram: Engram, cfg: RetrievalConfig, *queries: str) -> list[list[str]]:
-    """The contents lexical recall finds for each query in tenant acme, told the tenant is large."""
+async def found_in_large(engram: Engram, cfg: RetrievalConfig, *queries: str, n_docs: int = LARGE) -> list[list[str]]:
+    """The contents lexical recall finds for each query in tenant acme, told the tenant is large (``n_docs``)."""
     f = build_filter("acme", RecallRequest(query="x"))
     async with engram.db.tenant("acme") as conn:
         corpus = await engram.retriever.read_corpus(conn, "acme")
         kw = {"avgdl": corpus.avgdl, "fts": corpus.fts_config, "rarest": False}
-        found = [await lexical_hits(conn, f, cfg, n_docs=LARGE, query=q, **kw) for q in queries]
+        found = [await lexical_hits(conn, f, cfg, n_docs=n_docs, query=q, **kw) for q in queries]
     by_id = {m.id: m.content for m in (await engram.list(limit=500)).items}
     return [[by_id[h.id] for h in hits] for hits in found]
 
@@ -82,9 +82,13 @@ async def test_a_name_word_the_budget_left_out_is_read_with_the_others(engram: E
     await engram.update_admission_policy({"pii": "off"})
     await engram.remember_many([{"content": d} for d in docs + wanted])
     cfg = preset("hybrid", lexical_postings_budget=100)
-    (found,) = await found_in_large(engram, cfg, "Where is Amara Silva's home?")
-    assert sorted(found[:2]) == sorted(wanted)
-    assert all(c.startswith("Amara") for c in found[2:])  # the rest: Amaras, by the word read whole
+    # From a tenant of four times the budget: a word past the budget is then a name, not a stop word.
+    for n_docs in (LARGE, 4 * 100):
+        (found,) = await found_in_large(engram, cfg, "Where is Amara Silva's home?", n_docs=n_docs)
+        assert sorted(found[:2]) == sorted(wanted)
+        assert all(c.startswith("Amara") for c in found[2:])  # the rest: Amaras, by the word read whole
+    (smaller,) = await found_in_large(engram, cfg, "Where is Amara Silva's home?", n_docs=4 * 100 - 1)
+    assert not set(smaller[:2]) & set(wanted)
 
 
 async def pairs_of(engram: Engram, memory_id: object) -> set[str]:

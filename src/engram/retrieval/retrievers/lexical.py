@@ -92,12 +92,12 @@ _KEPT_TERMS: LiteralString = (
 ),"""
 )
 
-# In a large tenant a word over the budget is often a name or a topic rather than a stop word, and the
-# query's such words together pick out a few memories ("Amara K. Silva": three words of thousands of
-# memories each, one person's facts together). Only the words of the query's names are read so
+# In a tenant of a few thousand memories or more a word over the budget is often a name or a topic rather
+# than a stop word, and the query's such words together pick out a few memories ("Amara K. Silva": three
+# words of thousands of memories each, one person's facts together). Only the words of the query's names are read so
 # (``query.names``, lower-cased in ``%(named)s``; their stems begin the names): common topic words together
 # ("mobile app reported") still match thousands, and cost more than they tell (the tenants bench's p95 went
-# from 9 to 25 ms). For such a tenant (``TOGETHER_MIN_DOCS``; in a small one they are true stop words) the
+# from 9 to 25 ms). For such a tenant (``together``; in a small one they are true stop words) the
 # statement keeps the rarest terms within the budget as always and, when the budget left out a name word
 # (over it alone, or only with the rarer ones: two words of 250 and 400 memories against 500), also reads
 # the memories holding all of the query's name words together (two to four, the longest), up to ``budget``
@@ -132,13 +132,21 @@ _TOGETHER_POSTINGS: LiteralString = """
            SELECT p.lexeme, p.memory_id, p.tf, p.dl FROM search_postings p
             WHERE p.tenant_id = %(tenant_id)s AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM common WHERE NOT whole))
               AND p.memory_id = h.id OFFSET 0) p"""
-TOGETHER_MIN_DOCS = 20  # times the postings budget: the tenants whose common words are read together
-_TOGETHER_WORDS: LiteralString = "4"  # at most this many common name words are read together
+TOGETHER_MIN_DOCS = 4  # times the postings budget: the tenants whose name words are read together
+LARGE_MIN_DOCS = 20  # times the postings budget: a large tenant (``large``)
+_TOGETHER_WORDS: LiteralString = "4"  # at most this many name words are read together
+
+
+def together(n_docs: int, budget: int) -> bool:
+    """A tenant large enough that a word the postings budget leaves out may be a name (``TOGETHER_MIN_DOCS``):
+    in a smaller one the words past the budget are in a large share of its memories, true stop words."""
+    return n_docs >= TOGETHER_MIN_DOCS * budget
 
 
 def large(n_docs: int, budget: int) -> bool:
-    """A tenant large enough that its words over the postings budget may be names (``TOGETHER_MIN_DOCS``)."""
-    return n_docs >= TOGETHER_MIN_DOCS * budget
+    """A tenant in which a word over the postings budget is a few percent of the memories at most
+    (``LARGE_MIN_DOCS``): a small scope's postings of such a word are mostly other scopes' (``retrieval.gather``)."""
+    return n_docs >= LARGE_MIN_DOCS * budget
 
 
 # BM25F over a small scope in a large tenant (``retrieval.scope``): the scope is the corpus (its size,
@@ -240,10 +248,10 @@ class Lexical:
             params["n_docs"] = max(search.scope_size, 1)
             stmt = scope_statement(search.where.shape, cosines)
         else:
-            together = large(search.n_docs, budget)
-            if together:
+            names = together(search.n_docs, budget)
+            if names:
                 params["named"] = [n.lower() for n in search.names]
-            stmt = statement(search.where.shape, cosines, budget, search.rarest, together)
+            stmt = statement(search.where.shape, cosines, budget, search.rarest, names)
         return await execute(conn, stmt, params)
 
     async def hits(self, cur: RowCursor | None, search: Search) -> list[Hit]:
