@@ -124,6 +124,7 @@ _TOGETHER_TERMS: LiteralString = """ naming AS MATERIALIZED (
 ), holding AS MATERIALIZED (  -- migration 0026
     SELECT id FROM engram_name_holders(%(tenant_id)s, %(fts)s::regconfig, %(query)s,
                                        ARRAY(SELECT lexeme FROM common ORDER BY k), {budget}) AS h(id)
+     WHERE EXISTS (SELECT 1 FROM common)  -- not called at all for a query the budget left whole
 ),"""
 _TOGETHER_POSTINGS: LiteralString = """
     UNION ALL
