@@ -7,6 +7,7 @@ from engram import Engram
 from engram.model.recall import RecallRequest
 from engram.retrieval.config import RetrievalConfig, preset
 from engram.retrieval.filter import build_filter
+from engram.retrieval.retrievers import lexical
 from tests.retrieval_helpers import lexical_hits, postings_of
 
 LARGE = 10**6  # the corpus size the statement is told: the tenant counts as large
@@ -21,8 +22,8 @@ async def seed(engram: Engram) -> list[str]:
     return wanted
 
 
-async def found_in_large(engram: Engram, cfg: RetrievalConfig, *queries: str, n_docs: int = LARGE) -> list[list[str]]:
-    """The contents lexical recall finds for each query in tenant acme, told the tenant is large (``n_docs``)."""
+async def lexical_contents(engram: Engram, cfg: RetrievalConfig, *queries: str, n_docs: int = LARGE) -> list[list[str]]:
+    """The contents lexical recall finds for each query in tenant acme, told it holds ``n_docs`` memories."""
     f = build_filter("acme", RecallRequest(query="x"))
     async with engram.db.tenant("acme") as conn:
         corpus = await engram.retriever.read_corpus(conn, "acme")
@@ -63,7 +64,7 @@ async def test_a_third_common_word_narrows_what_the_first_two_hold(engram: Engra
     await engram.update_admission_policy({"pii": "off"})
     await engram.remember_many([{"content": d} for d in [*docs, wanted]])
     cfg = preset("hybrid", lexical_postings_budget=100)
-    three, held = await found_in_large(engram, cfg, "Did Amara Silva move to Osaka?", "Did Amara move to Osaka?")
+    three, held = await lexical_contents(engram, cfg, "Did Amara Silva move to Osaka?", "Did Amara move to Osaka?")
     assert three == [wanted]
     # two words: the best of the 131 that hold both
     assert len(held) == cfg.candidates and all(c.startswith("Amara") and "Osaka" in c for c in held)
@@ -83,11 +84,12 @@ async def test_a_name_word_the_budget_left_out_is_read_with_the_others(engram: E
     await engram.remember_many([{"content": d} for d in docs + wanted])
     cfg = preset("hybrid", lexical_postings_budget=100)
     # From a tenant of four times the budget: a word past the budget is then a name, not a stop word.
-    for n_docs in (LARGE, 4 * 100):
-        (found,) = await found_in_large(engram, cfg, "Where is Amara Silva's home?", n_docs=n_docs)
+    gate = lexical.TOGETHER_MIN_DOCS * cfg.lexical_postings_budget
+    for n_docs in (LARGE, gate):
+        (found,) = await lexical_contents(engram, cfg, "Where is Amara Silva's home?", n_docs=n_docs)
         assert sorted(found[:2]) == sorted(wanted)
         assert all(c.startswith("Amara") for c in found[2:])  # the rest: Amaras, by the word read whole
-    (smaller,) = await found_in_large(engram, cfg, "Where is Amara Silva's home?", n_docs=4 * 100 - 1)
+    (smaller,) = await lexical_contents(engram, cfg, "Where is Amara Silva's home?", n_docs=gate - 1)
     assert not set(smaller[:2]) & set(wanted)
 
 
@@ -120,7 +122,7 @@ async def test_words_a_query_names_as_one_name_are_read_from_their_pair(engram: 
     await engram.update_admission_policy({"pii": "off"})
     await engram.remember_many([{"content": d} for d in docs + wanted])
     cfg = preset("hybrid", lexical_postings_budget=100)
-    one, held = await found_in_large(engram, cfg, "Where is Amara Silva's home?", "When did Amara meet Silva?")
+    one, held = await lexical_contents(engram, cfg, "Where is Amara Silva's home?", "When did Amara meet Silva?")
     assert sorted(one) == sorted(wanted)
     # Named apart, the two words are read wherever they are: any memory holding both.
     assert len(held) == cfg.candidates and any("Okafor" in c for c in held)

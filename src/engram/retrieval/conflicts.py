@@ -19,9 +19,14 @@ from engram.retrieval.fusion import Candidate
 _ANCHOR = re.compile(r"\w*\d[\w.,:/-]*|(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]*")
 _WORD = re.compile(r"[a-z]{3,}")
 _ID = re.compile(r"[A-Za-z].*\d|\d.*[A-Za-z]")  # letters and digits together: an identifier
-# An initial before a name ("Uma T. Fischer"): kept with its stop, an anchor of its own kind.
+# An initial before a name ("Uma T. Fischer"): kept with its stop, an anchor of its own kind (``_initial``).
 _INITIAL = re.compile(r"[A-Z]\.(?=\s+[A-Z])")
 NEAR_WORDING = 0.6  # Jaccard similarity of the remaining words above which two items say the same thing
+
+
+def _initial(anchor: str) -> bool:
+    """Whether an anchor of ``_text_shape`` is an initial (other anchors lose their trailing stop)."""
+    return anchor.endswith(".")
 
 
 def _shape(c: Candidate) -> tuple[frozenset[str], frozenset[str]]:
@@ -58,7 +63,7 @@ def disagree(
     # initial (Uma T. / Uma K. Fischer: two people) are about different things.
     if len(differ) != 2 or len(anchors_a - anchors_b) != 1 or not (wa and wb):
         return False
-    if any(_ID.search(x) or x.endswith(".") for x in differ):
+    if any(_ID.search(x) or _initial(x) for x in differ):
         return False
     # So are records whose other words differ on both sides: a second value, in words ("Uma T. Fischer plays
     # the guitar" / "Uma K. Fischer plays the violin": two people). Words on one side only add to the account.

@@ -94,11 +94,11 @@ _KEPT_TERMS: LiteralString = (
 
 # In a tenant of a few thousand memories or more a word over the budget is often a name or a topic rather
 # than a stop word, and the query's such words together pick out a few memories ("Amara K. Silva": three
-# words of thousands of memories each, one person's facts together). Only the words of the query's names are read so
-# (``query.names``, lower-cased in ``%(named)s``; their stems begin the names): common topic words together
-# ("mobile app reported") still match thousands, and cost more than they tell (the tenants bench's p95 went
-# from 9 to 25 ms). For such a tenant (``together``; in a small one they are true stop words) the
-# statement keeps the rarest terms within the budget as always and, when the budget left out a name word
+# words of thousands of memories each, one person's facts together). Only the words of the query's names
+# are read so (``query.names``, lower-cased in ``%(named)s``; their stems begin the names): common topic
+# words together ("mobile app reported") still match thousands, and cost more than they tell (the tenants
+# bench's p95 went from 9 to 25 ms). For such a tenant (``together``; in a small one they are true stop
+# words) the statement keeps the rarest terms within the budget as always and, when the budget left out a name word
 # (over it alone, or only with the rarer ones: two words of 250 and 400 memories against 500), also reads
 # the memories holding all of the query's name words together (two to four, the longest), up to ``budget``
 # of them (``engram_name_holders``, migration 0026): two of them read as one name from that pair's
@@ -249,10 +249,10 @@ class Lexical:
             params["n_docs"] = max(search.scope_size, 1)
             stmt = scope_statement(search.where.shape, cosines)
         else:
-            names = together(search.n_docs, budget)
-            if names:
+            read_together = together(search.n_docs, budget)
+            if read_together:
                 params["named"] = [n.lower() for n in search.names]
-            stmt = statement(search.where.shape, cosines, budget, search.rarest, names)
+            stmt = statement(search.where.shape, cosines, budget, search.rarest, read_together)
         return await execute(conn, stmt, params)
 
     async def hits(self, cur: RowCursor | None, search: Search) -> list[Hit]:
