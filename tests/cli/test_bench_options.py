@@ -24,6 +24,7 @@ from engram.cli.main import app
         (["recall", "--shape", "users", "--queries", "0"], "--queries", "greater than or equal to 1"),
         (["recall", "--shape", "everyone"], "--shape", "tenants, users, one-scope"),
         (["scale", "--queries", "0"], "--queries", "greater than or equal to 1"),
+        (["scale", "--passes", "0"], "--passes", "greater than or equal to 1"),
         (["scale", "--sizes", "10,abc"], "--sizes", "whole numbers"),
         (["scale", "--sizes", f"10,{MAX_FACTS + 1}"], "--sizes", f"from 10 to {MAX_FACTS:,}"),
         (["scale", "--shapes", "users,tenants"], "--shapes", "users, one-scope"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -88,10 +89,14 @@ async def test_shapes_report_hits_plans_and_latency(tmp_path: Path, vectors_dir:
 
 async def test_scale_reports_points_and_growth(tmp_path: Path, vectors_dir: Path) -> None:
     out = await run_scale_bench(
-        sizes=(300, 3_000), shapes=("users",), queries=10, data_dir=tmp_path, vectors_dir=vectors_dir
+        sizes=(300, 3_000), shapes=("users",), queries=10, passes=3, data_dir=tmp_path, vectors_dir=vectors_dir
     )
     assert [(p["shape"], p["memories"]) for p in out["points"]] == [("users", 300), ("users", 3_000)]
     assert all(p["recall_p95_ms"] > 0 and p["recall_p95_ms_with_embedding"] > 0 for p in out["points"])
+    for point in out["points"]:  # each figure is the median of the passes'
+        assert len(point["passes"]) == 3 == out["passes"]
+        assert point["recall_p95_ms"] == round(statistics.median(r["p95_ms"] for r in point["passes"]), 2)
+        assert point["recall_p50_ms"] == round(statistics.median(r["p50_ms"] for r in point["passes"]), 2)
     (step,) = out["growth_per_10x"]["users"]
     assert step["from"] == 300 and step["to"] == 3_000
     assert step["p95_ratio"] == round(out["points"][1]["recall_p95_ms"] / out["points"][0]["recall_p95_ms"], 3)

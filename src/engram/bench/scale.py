@@ -6,7 +6,9 @@ and each block of ``BLOCK`` questions is asked of every point before the next bl
 points rotating from block to block). A shared machine's speed drifts by up to 2x within an hour; measured
 one after another, a point could land in a slow phase and the next in a fast one, and the ratio between
 them moved by more than the growth it measures (docs/performance.md). In turns, every point sees the same
-machine.
+machine. And as the peers' harness does (``../shared/peers``), the whole round is run ``passes`` times and
+each figure is the median of the passes': a p95 of 200 recalls is their tenth slowest, and one pass's ratio
+of two such figures swung by a third from run to run on an unchanged machine.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import statistics
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,15 +27,18 @@ from engram.config import Settings
 
 SIZES = (10_000, 100_000, 1_000_000)
 BLOCK = 20  # questions asked of one point before the next point's turn
+PASSES = 3  # rounds of every question, each figure the median of theirs
+FIGURES = ("p50_ms", "p95_ms", "p95_ms_with_embedding")
 T = TypeVar("T")
 
 
 async def run_scale_bench(
     *, sizes: Sequence[int] = SIZES, shapes: Sequence[str] = ("users", "one-scope"), queries: int = 200,
-    data_dir: Path | None = None, settings: Settings | None = None, vectors_dir: Path | None = None,
+    passes: int = PASSES, data_dir: Path | None = None, settings: Settings | None = None,
+    vectors_dir: Path | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Each shape at each size (a database per point, under ``data_dir`` when given, kept for the next run;
-    ``vectors_dir`` as for ``shapes.opened``), a shape's points measured in turns."""
+    ``vectors_dir`` as for ``shapes.opened``), a shape's points measured in turns, ``passes`` times."""
     points: list[dict[str, Any]] = []
     baseline: dict[str, float] = {}
     for shape in shapes:
@@ -47,16 +53,23 @@ async def run_scale_bench(
                 samplers.append(Sampler(point))
             for sampler in samplers:
                 await sampler.prepare()
-            await _in_turns(samplers, queries)
+            rounds: list[list[dict[str, Any]]] = [[] for _ in samplers]
+            for _ in range(passes):
+                await _in_turns(samplers, queries)
+                for sampler, mine in zip(samplers, rounds, strict=True):
+                    mine.append(sampler.result())
+                    sampler.reset()
             baseline = await machine_baseline(samplers[-1].point.engram)
-            for sampler in samplers:
-                r = sampler.result()
+            for sampler, mine in zip(samplers, rounds, strict=True):
+                median = {k: round(statistics.median(r[k] for r in mine), 2) for k in FIGURES}
                 points.append({
-                    "shape": shape, "memories": sampler.point.memories, "recall_p50_ms": r["p50_ms"],
-                    "recall_p95_ms": r["p95_ms"], "recall_p95_ms_with_embedding": r["p95_ms_with_embedding"],
-                    "hit_at_5": r["hit_at_5"], "plan_counts": r["plan_counts"],
+                    "shape": shape, "memories": sampler.point.memories, "recall_p50_ms": median["p50_ms"],
+                    "recall_p95_ms": median["p95_ms"], "recall_p95_ms_with_embedding": median["p95_ms_with_embedding"],
+                    "hit_at_5": mine[-1]["hit_at_5"], "plan_counts": mine[-1]["plan_counts"],
+                    "passes": [{k: r[k] for k in FIGURES} for r in mine],
                 })  # fmt: skip
-    return {"points": points, "growth_per_10x": growth(points), "measured_in_turns_of": BLOCK, **baseline}
+    return {"points": points, "growth_per_10x": growth(points), "measured_in_turns_of": BLOCK, "passes": passes,
+            **baseline}  # fmt: skip
 
 
 async def _in_turns(samplers: Sequence[Sampler], queries: int) -> None:

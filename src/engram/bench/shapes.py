@@ -279,6 +279,11 @@ class Sampler:
             await self._recall(q, user, None)
             self.embedded_ms[i] = (time.perf_counter() - started) * 1000
 
+    def reset(self) -> None:
+        """Forget the timings, for another pass over the same questions."""
+        self.given_ms.clear()
+        self.embedded_ms.clear()
+
     def result(self) -> dict[str, Any]:
         return {
             "queries": len(self.asks),

@@ -465,12 +465,14 @@ def bench_scale(
     sizes: Annotated[str, typer.Option(help="Memories per point, comma-separated.")] = "10000,100000,1000000",
     shapes: Annotated[str, typer.Option(help="Shapes, comma-separated: users, one-scope.")] = "users,one-scope",
     queries: Annotated[int, typer.Option(min=1, help="Measured recalls per point.")] = 200,
+    passes: Annotated[int, typer.Option(min=1, help="Rounds of the questions; each figure is their median.")] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
     data_dir: Annotated[
         Path | None, typer.Option(help="Directory of the points' databases (default: per-user caches, reused).")
     ] = None,
 ) -> None:
-    """The users and one-scope shapes at growing sizes: recall p50/p95 per point and p95's growth per 10x."""
+    """The users and one-scope shapes at growing sizes: recall p50/p95 per point (the median of ``passes``
+    rounds) and p95's growth per 10x."""
     from engram.bench.facts import MAX_FACTS
     from engram.bench.scale import run_scale_bench
     from engram.bench.shapes import SHAPES
@@ -485,7 +487,9 @@ def bench_scale(
     if not names or any(s not in SHAPES for s in names):
         raise typer.BadParameter(f"each of {', '.join(SHAPES)}", param_hint="--shapes")
     result = run(
-        run_scale_bench(sizes=counts, shapes=names, queries=queries, data_dir=data_dir, settings=settings_for(None))
+        run_scale_bench(
+            sizes=counts, shapes=names, queries=queries, passes=passes, data_dir=data_dir, settings=settings_for(None)
+        )
     )
     _print_bench("engram bench scale", result, as_json)
 
