@@ -8,7 +8,7 @@ one after another, a point could land in a slow phase and the next in a fast one
 them moved by more than the growth it measures (docs/performance.md). In turns, every point sees the same
 machine. And as the peers' harness does (``../shared/peers``), the whole round is run ``passes`` times and
 each figure is the median of the passes': a p95 of 200 recalls is their tenth slowest, and one pass's ratio
-of two such figures ranged from 1.04 to 1.67 over thirteen runs of one commit on one machine.
+of two of them swings from run to run on an unchanged machine (docs/performance.md, eighteenth run).
 """
 
 from __future__ import annotations
@@ -61,10 +61,9 @@ async def run_scale_bench(
                     sampler.reset()
             baseline = await machine_baseline(samplers[-1].point.engram)
             for sampler, mine in zip(samplers, rounds, strict=True):
-                median = {k: round(statistics.median(r[k] for r in mine), 2) for k in FIGURES}
                 points.append({
-                    "shape": shape, "memories": sampler.point.memories, "recall_p50_ms": median["p50_ms"],
-                    "recall_p95_ms": median["p95_ms"], "recall_p95_ms_with_embedding": median["p95_ms_with_embedding"],
+                    "shape": shape, "memories": sampler.point.memories,
+                    **{f"recall_{k}": round(statistics.median(r[k] for r in mine), 2) for k in FIGURES},
                     "hit_at_5": mine[-1]["hit_at_5"], "plan_counts": mine[-1]["plan_counts"],
                     "passes": [{k: r[k] for k in FIGURES} for r in mine],
                 })  # fmt: skip
