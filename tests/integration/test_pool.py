@@ -31,3 +31,26 @@ async def test_the_connection_returned_last_is_handed_out_first(engram: Engram) 
         assert got == [pids[0], pids[1]]
     finally:
         await db.close()
+
+
+async def test_a_connection_that_ran_a_warm_key_is_handed_out_for_it(engram: Engram) -> None:
+    db = Database(engram.db.conninfo, min_size=3, max_size=3)
+    await db.open()
+    try:
+        # Marked on the connection the read ran on, which goes back first: the one idle longest.
+        async with db.app() as first, db.app() as second, db.reads("t", warm=("owner", "t", "u:1")) as conn:
+            warm = await _backend(conn)
+            others = {await _backend(first), await _backend(second)}
+        assert warm not in others
+        assert await _pid(db) != warm  # unnamed, the connection returned last
+        async with db.reads("t", warm=("owner", "t", "u:1")) as conn:
+            assert await _backend(conn) == warm
+        async with db.reads("t", warm=("owner", "t", "u:2")) as conn:  # never ran: the one returned last
+            assert await _backend(conn) == warm
+        async with db.reads("t", warm=("owner", "t", "u:2")) as conn:  # now marked on ``warm`` too
+            assert await _backend(conn) == warm
+        # A busy warm connection is not waited for: another idle one is handed out.
+        async with db.reads("t", warm=("owner", "t", "u:1")) as busy, db.reads("t", warm=("owner", "t", "u:1")) as conn:
+            assert await _backend(conn) != await _backend(busy)
+    finally:
+        await db.close()

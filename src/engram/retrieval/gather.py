@@ -240,7 +240,9 @@ class Gatherer:
         # Pipelined: the settings, the statements and the closing Sync travel in one round trip; the rows
         # come back with the Sync.
         ef = scope.ef_search(plan, corpus, search.cfg.ef_search, search.dense_limit)
-        async with self.db.reads(tenant_id, recall_settings(search.cfg, ef)) as conn:
+        # A large owner's statements are the owner's own, prepared per connection: on one that ran them.
+        warm = ("owner", tenant_id, plan.index_owner) if plan.index_owner is not None else None
+        async with self.db.reads(tenant_id, recall_settings(search.cfg, ef), warm=warm) as conn:
             sent = [(r, await r.send(conn, search)) for r in retrievers]
             cosines = await followups.send_cosines(conn, tenant_id, ids, qv, gateway.model_id)
         late = await cosines.value()

@@ -26,8 +26,9 @@ import functools
 import logging
 import math
 import re
-from collections import Counter
-from collections.abc import AsyncIterator, Iterator, Mapping
+import weakref
+from collections import Counter, OrderedDict
+from collections.abc import AsyncIterator, Hashable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -94,17 +95,49 @@ def translated() -> Iterator[None]:
         raise mapped from exc
 
 
+# What the connection being asked for will run (``Database.reads``'s ``warm``), read by the pool.
+_WANTED: ContextVar[Hashable | None] = ContextVar("engram_wanted_warm", default=None)
+WARM_KEYS = 64  # keys remembered per connection (psycopg keeps up to 100 prepared statements on each)
+
+
 class RecentFirstPool(AsyncConnectionPool[Conn]):
     """A pool that hands out the idle connection returned last, where psycopg_pool's hands out the one idle
     longest. Each connection keeps its own prepared statements and plans (a large owner's dense statement is
     one per owner, ``retrieval.retrievers.dense``) and its server process its own caches: handed out in
     turn, a light load spread its recalls over every connection and found them cold (at a million
     memories, 3.45 against 2.72 ms of Python CPU a recall, docs/performance.md). The connections idle
-    longest stay at the other end, the ones the pool's shrinking closes first."""
+    longest stay at the other end, the ones the pool's shrinking closes first.
+
+    A request may also name what it will run (a key, ``Database.reads``'s ``warm``): an idle connection
+    that ran it before is handed out first, where its statements are prepared and planned. Which
+    connection is returned last depends on which of a recall's reads ends last; a large owner's statement
+    found cold on it cost that recall 1.2-1.75 ms (docs/retrieval.md, "Large owners")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._warm: weakref.WeakKeyDictionary[Conn, OrderedDict[Hashable, None]] = weakref.WeakKeyDictionary()
 
     async def _get_ready_connection(self, timeout: float | None) -> Conn | None:  # noqa: ASYNC109 (its signature)
         self._pool.rotate(1)  # the connection returned last to the front, the others in their order
+        wanted = _WANTED.get()
+        if wanted is not None and self._pool and not self.ran(self._pool[0], wanted):
+            for i, conn in enumerate(self._pool):
+                if self.ran(conn, wanted):
+                    del self._pool[i]
+                    self._pool.appendleft(conn)
+                    break
         return await super()._get_ready_connection(timeout)
+
+    def ran(self, conn: Conn, key: Hashable) -> bool:
+        """Whether ``key`` was marked on ``conn`` (``mark``), among its last ``WARM_KEYS``."""
+        return key in self._warm.get(conn, ())
+
+    def mark(self, conn: Conn, key: Hashable) -> None:
+        keys = self._warm.setdefault(conn, OrderedDict())
+        keys[key] = None
+        keys.move_to_end(key)
+        if len(keys) > WARM_KEYS:
+            keys.popitem(last=False)
 
 
 class Database:
@@ -126,7 +159,7 @@ class Database:
         self.statement_timeout = statement_timeout
         self.tenant_limit = max(1, math.ceil(max_size * tenant_share))
         self._in_use: Counter[str] = Counter()
-        self._pool: AsyncConnectionPool[Conn] = RecentFirstPool(
+        self._pool = RecentFirstPool(
             conninfo,
             min_size=min_size,
             max_size=max_size,
@@ -205,16 +238,34 @@ class Database:
                     yield conn
 
     @asynccontextmanager
-    async def reads(self, tenant_id: str, settings: Mapping[str, str] | None = None) -> AsyncIterator[Conn]:
+    async def _connection(self, warm: Hashable | None) -> AsyncIterator[Conn]:
+        """A pooled connection; with ``warm``, one that ran it before if one is idle, marked as running it."""
+        if warm is None:
+            async with self._pool.connection() as conn:
+                yield conn
+            return
+        token = _WANTED.set(warm)  # read by the pool when it picks the connection
+        try:
+            async with self._pool.connection() as conn:
+                self._pool.mark(conn, warm)
+                yield conn
+        finally:
+            _WANTED.reset(token)
+
+    @asynccontextmanager
+    async def reads(
+        self, tenant_id: str, settings: Mapping[str, str] | None = None, *, warm: Hashable | None = None
+    ) -> AsyncIterator[Conn]:
         """Read-only statements of one tenant (RLS on), in pipeline mode: they are sent without waiting for
         each other's results (until one is fetched), after the tenant and ``settings``, and all of them run
         in one implicit transaction that the pipeline's closing Sync ends. Results not fetched inside the
         block come back with that Sync; the settings end with it. No BEGIN or COMMIT to send; only for
         statements that write nothing (a statement that fails ends the implicit transaction and the rest
-        of the block's)."""
+        of the block's). ``warm`` names statements prepared per connection that the block will run: an
+        idle connection that ran them before is preferred (``RecentFirstPool``)."""
         async with self._share(tenant_id):
             with translated():
-                async with self._pool.connection() as conn, conn.pipeline():
+                async with self._connection(warm) as conn, conn.pipeline():
                     await conn.execute(_set_config(tuple(settings.items()) if settings else ()), [tenant_id])
                     yield conn
 
