@@ -120,12 +120,10 @@ class RecentFirstPool(AsyncConnectionPool[Conn]):
     async def _get_ready_connection(self, timeout: float | None) -> Conn | None:  # noqa: ASYNC109 (its signature)
         self._pool.rotate(1)  # the connection returned last to the front, the others in their order
         wanted = _WANTED.get()
-        if wanted is not None and self._pool and not self.ran(self._pool[0], wanted):
-            for i, conn in enumerate(self._pool):
-                if self.ran(conn, wanted):
-                    del self._pool[i]
-                    self._pool.appendleft(conn)
-                    break
+        warm = None if wanted is None else next((c for c in self._pool if self.ran(c, wanted)), None)
+        if warm is not None:  # to the front, ahead of the one returned last
+            self._pool.remove(warm)
+            self._pool.appendleft(warm)
         return await super()._get_ready_connection(timeout)
 
     def ran(self, conn: Conn, key: Hashable) -> bool:
@@ -240,14 +238,11 @@ class Database:
     @asynccontextmanager
     async def _connection(self, warm: Hashable | None) -> AsyncIterator[Conn]:
         """A pooled connection; with ``warm``, one that ran it before if one is idle, marked as running it."""
-        if warm is None:
-            async with self._pool.connection() as conn:
-                yield conn
-            return
         token = _WANTED.set(warm)  # read by the pool when it picks the connection
         try:
             async with self._pool.connection() as conn:
-                self._pool.mark(conn, warm)
+                if warm is not None:
+                    self._pool.mark(conn, warm)
                 yield conn
         finally:
             _WANTED.reset(token)
