@@ -4,14 +4,18 @@ tenant-wide statements give; owners kept in step with visibility changes."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from engram import Engram
+from engram.model import new_id
 from engram.model.recall import RecallRequest
+from engram.model.text import content_hash
 from engram.retrieval.config import preset
 from engram.retrieval.filter import build_filter
 from engram.retrieval.retrievers import dense, lexical
 from engram.retrieval.retrievers.base import Hit, Search
+from engram.store import bulk
 from engram.store.scope_indexes import owner_index_name
 from tests.retrieval_helpers import dense_hits, plans_of, recall_settings_here
 
@@ -351,3 +355,42 @@ async def test_a_small_scope_window_still_falls_back_past_archived_rows(engram: 
     for found in (lexical_found, dense_found):
         assert len(found) == 2 and {h.id for h in found} <= active
         assert found[0].id == strong[0].id
+
+
+async def test_a_small_scope_in_a_large_tenant_reads_as_many_lexical_rows_as_dense(engram: Engram) -> None:
+    # In a large tenant a small scope's BM25F is exact over the scope, as its dense scan is: beside the
+    # dense side, lexical reads the rows of as many memories as the exact scan returns (``dense_rows``), and
+    # the next ones of its ranking as their scores alone, kept where the dense side found the memory.
+    # Alone, it reads all the candidates.
+    assert engram.gateway is not None
+    filler = [f"Harbour logistics memo {n} for berth {n % 90}" for n in range(2_000)]
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(len(filler), engram.gateway.dimensions)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    async with engram.db.tenant("acme") as conn:
+        await bulk.load(
+            conn, "acme", engram.gateway.model_id, ids=[new_id() for _ in filler],
+            users=[f"other{n % 40}" for n in range(len(filler))], contents=filler,
+            hashes=[content_hash(c) for c in filler], vectors=vectors,
+        )  # fmt: skip
+    mine = [{"content": f"The pelican count at lake {n} was {n * 3} birds", "user_id": "u1"} for n in range(60)]
+    assert not [r for r in await engram.remember_many(mine) if isinstance(r, Exception)]
+    large = {"lexical_postings_budget": 100}  # a tenant of 20 x 100 memories or more is large
+    both = await engram.recall("pelican count", user_id="u1", config=preset("hybrid", **large))
+    assert both.plan is not None and both.plan.name == "scope-exact"
+    assert both.plan.dense_rows == both.plan.lexical_rows == 25 and "so does BM25F over the scope" in both.plan.reason
+    lists = (await engram.receipt(both.receipt_id)).retrievers
+    assert len(lists["dense"]) == 25 and 25 < len(lists["lexical"]) <= 50
+    dense_ids = {h["id"] for h in lists["dense"]}
+    tail = [h["id"] for h in lists["lexical"][25:]]
+    assert tail and set(tail) <= dense_ids
+    alone = await engram.recall("pelican count", user_id="u1", config=preset("lexical", **large))
+    assert alone.plan is not None and alone.plan.lexical_rows is None
+    full = [h["id"] for h in (await engram.receipt(alone.receipt_id)).retrievers["lexical"]]
+    assert len(full) == 50
+    # The tail's memories keep their BM25F, in the order of the full ranking, and nothing else is lost but
+    # the memories of that tail the dense side did not find.
+    assert [h["id"] for h in lists["lexical"]] == [i for i in full if i in full[:25] or i in dense_ids]
+    by_id = {str(i.id): i for i in both.items}
+    for item in by_id.values():
+        assert item.signals.get("lexical", 0.0) > 0

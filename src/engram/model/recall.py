@@ -124,6 +124,11 @@ class RecallPlan(BaseModel):
         "scope (owner-index; tenant-index for a scope of the whole tenant): the dense rows it returns, fewer than "
         "the candidates; None: the candidates",
     )
+    lexical_rows: int | None = Field(
+        None,
+        description="BM25F over the scope's own postings beside that exact scan or walk: the lexical rows it "
+        "returns, as many as the dense ones; None: the candidates",
+    )
 
 
 class RecallResult(BaseModel):

@@ -173,19 +173,24 @@ class Gatherer:
                 # more memories than the postings budget) has no lexical candidates; alone, lexical reads the
                 # rarest of them whatever it costs.
                 beside_dense = side is not None and gateway is not None
+                scope_lexical = _scope_lexical(plan, corpus, cfg)
+                if scope_lexical and beside_dense and plan.dense_rows:
+                    plan = _lexical_rows(plan)
                 search = replace(
                     base, identifiers=analysis.identifiers, names=analysis.names, fts=corpus.fts_config,
                     n_docs=corpus.n_docs,
-                    avgdl=corpus.avgdl, rarest=not beside_dense, scope_lexical=_scope_lexical(plan, corpus, cfg),
+                    avgdl=corpus.avgdl, rarest=not beside_dense, scope_lexical=scope_lexical,
                     scope_size=plan.scope_size or 0,
+                    lexical_rows=plan.lexical_rows or 0,
                     # A query vector known now (given, or cached) lets these rows carry its cosines as well.
                     vector=found.vector if found.vector is not None else self._known(base, analysis, given),
                 )  # fmt: skip
                 sent_lexical = await lexical.RETRIEVER.send(conn, search) if use_lexical else None
                 sent_identifiers = await identifiers.RETRIEVER.send(conn, search) if cfg.identifiers else None
                 unknown = await followups.send_unknown_names(conn, tenant_id, corpus.fts_config, analysis.names)
+            tail: list[Hit] = []
             if use_lexical:
-                lists["lexical"] = await lexical.RETRIEVER.hits(sent_lexical, search)
+                lists["lexical"], tail = await lexical.RETRIEVER.hits_and_tail(sent_lexical, search)
             names_unknown = await unknown.value()
             if sent_identifiers is not None:
                 lists["identifier"] = await identifiers.RETRIEVER.hits(sent_identifiers, search)
@@ -194,6 +199,8 @@ class Gatherer:
             if side is not None:  # these reads ended while the dense side was still reading
                 found, side = await side, None
                 lists.update(found.lists)
+            if tail:
+                lists["lexical"] = lists["lexical"] + lexical.found_by_dense(tail, found.lists)
         finally:
             if side is not None:  # the lexical side failed: its error is raised once the dense side is done
                 await asyncio.wait([side])
@@ -285,6 +292,18 @@ def _scope_lexical(plan: RecallPlan, corpus: Corpus, cfg: RetrievalConfig) -> bo
     large = lexical.large(corpus.n_docs, cfg.lexical_postings_budget)
     scoped = plan.name in ("scope-exact", "owner-index")  # a large owner's postings are still its own
     return large and scoped and (plan.scope_size or 0) * 2 <= corpus.n_docs
+
+
+def _lexical_rows(plan: RecallPlan) -> RecallPlan:
+    """``plan`` with the scope's BM25F reading the rows of as many memories as its dense side returns,
+    and the rest of the candidates as their scores alone (``lexical._WITH_TAIL``). Both rank the scope
+    exactly (a walk of a graph the scope fills, nearly); a memory of that tail keeps its BM25F where the
+    dense side found it, and is dropped where it did not: past the dense side's best by its cosine and past
+    the first rows by its words. Each row read costs a memory lookup, its cosines and its Python work
+    (docs/retrieval.md, "Large owners")."""
+    return plan.model_copy(update={
+        "lexical_rows": plan.dense_rows, "reason": f"{plan.reason}, and so does BM25F over the scope",
+    })  # fmt: skip
 
 
 def _analyse(req: RecallRequest, corpus: Corpus, cfg: RetrievalConfig) -> QueryAnalysis:

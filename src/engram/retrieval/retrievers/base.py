@@ -90,11 +90,17 @@ class Search:
     dense_rows: int = 0  # dense: the rows wanted (``RecallPlan.dense_rows``); 0: ``cfg.candidates``
     scope_lexical: bool = False  # lexical: BM25F over the small scope's own postings, not the tenant's
     scope_size: int = 0  # the scope's memories (``RecallPlan.scope_size``): its BM25F corpus size
+    lexical_rows: int = 0  # lexical: the rows wanted; 0: ``cfg.candidates``
 
     @property
     def dense_limit(self) -> int:
         """The dense rows wanted: the plan's (``dense_rows``), or ``candidates``."""
         return self.dense_rows or self.cfg.candidates
+
+    @property
+    def lexical_limit(self) -> int:
+        """The lexical rows wanted: ``lexical_rows``, or ``candidates``."""
+        return self.lexical_rows or self.cfg.candidates
 
 
 class Retriever(Protocol):

@@ -29,14 +29,21 @@ CANDIDATE_COLUMNS: LiteralString = (
     " CASE WHEN octet_length(m.content) <= " + _INLINE_CONTENT + " THEN m.content END AS content"
 )
 
-# Wraps a candidate statement (alias ``h``: id, score, CANDIDATE_COLUMNS) to add the query's cosines to the
-# memory's own and context vectors, when the query vector is known.
-_WITH_COSINES: LiteralString = """
-SELECT h.*, (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,
-       (1 - (e.context_embedding <=> %(qv)s))::float8 AS cos_context
-  FROM ({inner}) h
-  LEFT JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = h.id AND e.model_id = %(model_id)s
-"""
+# CANDIDATE_COLUMNS as NULLs: a row that read no memory (the fields between ``id`` and ``score``).
+CANDIDATE_NULLS: LiteralString = "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+assert CANDIDATE_NULLS.count("NULL") == CANDIDATE_COLUMNS.count(",") + 1 == Row._fields.index("score") - 1
+
+# The query's cosines to the memory's own and context vectors of a candidate row (alias ``h``), when the
+# query vector is known.
+COSINE_COLUMNS: LiteralString = (
+    ", (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,"
+    " (1 - (e.context_embedding <=> %(qv)s))::float8 AS cos_context"
+)
+VECTOR_JOIN: LiteralString = (
+    " LEFT JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = h.id AND e.model_id = %(model_id)s"
+)
+# Wraps a candidate statement (alias ``h``: id, score, CANDIDATE_COLUMNS) to add those cosines.
+_WITH_COSINES: LiteralString = "SELECT h.*" + COSINE_COLUMNS + " FROM ({inner}) h" + VECTOR_JOIN
 
 
 def cosine_params(params: dict[str, Any], vector: Any, model_id: str | None) -> bool:

@@ -9,6 +9,7 @@ from typing import Any, LiteralString
 from psycopg import sql
 
 from engram.retrieval.filter import filter_clause, scope_window
+from engram.retrieval.retrievers import columns
 from engram.retrieval.retrievers.base import Hit, Search
 from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, RowCursor, cosine_params, execute, finish, read_hits
 from engram.store.database import Conn
@@ -23,7 +24,7 @@ from engram.store.database import Conn
 # share of the query's idf weight that the memory holds, over the lexemes read that the tenant knows (a
 # word no memory holds cannot tell one memory from another), which recall's relevance floor asks of a
 # memory found by words alone.
-LEXICAL: LiteralString = """
+_RANKED: LiteralString = """
 WITH {terms} post AS MATERIALIZED ({post}
 ), idf AS MATERIALIZED (
     SELECT lexeme, ln((greatest(%(n_docs)s::float8, d) - d + 0.5) / (d + 0.5) + 1) AS w
@@ -41,7 +42,8 @@ WITH {terms} post AS MATERIALIZED ({post}
     SELECT m.id, {columns} FROM memories m WHERE {filter}
 ), passed AS MATERIALIZED (
     SELECT m.*, b.score, b.term_share FROM best b JOIN seen m ON m.id = b.id
-)
+)"""
+_TOP: LiteralString = """
 SELECT * FROM passed
 UNION ALL
 SELECT m.*, s.score, s.term_share
@@ -51,7 +53,18 @@ SELECT m.*, s.score, s.term_share
  ORDER BY score DESC, id
  LIMIT %(limit)s
 """
+LEXICAL: LiteralString = _RANKED + _TOP
 LEXICAL_WINDOW = 4  # the window is this many times the candidates wanted
+
+# LEXICAL returning its best ``%(limit)s`` rows, then the next ``%(tail)s`` of the unfiltered ranking as
+# their id, score and term share alone (the other columns NULL): no memory looked up, no cosines read.
+# Recall keeps such a row only where the dense side found the memory (``gather``), which gives it the rest.
+_WITH_TAIL: LiteralString = """{ranked}, top AS MATERIALIZED ({top}
+)
+SELECT h.*{cosines} FROM top h{vectors}
+UNION ALL
+(SELECT s.id, {nulls}, s.score, s.term_share{no_cosines}
+   FROM scored s WHERE s.id NOT IN (SELECT id FROM top) ORDER BY s.score DESC, s.id LIMIT %(tail)s)"""
 # The tenant's postings of the query's lexemes (``{lexemes}``), and of its names' common words together.
 _TENANT_POST: LiteralString = """
     SELECT p.lexeme, p.memory_id, p.tf, p.dl, NULL::float8 AS df
@@ -179,14 +192,20 @@ _SCOPE_POST: LiteralString = """
 
 
 @functools.lru_cache(maxsize=256)
-def scope_statement(shape: tuple[str, ...], cosines: bool) -> bytes:
-    """LEXICAL over a small scope's postings (``_SCOPE_POST``) for a filter shape."""
+def scope_statement(shape: tuple[str, ...], cosines: bool, tail: bool = False) -> bytes:
+    """LEXICAL over a small scope's postings (``_SCOPE_POST``) for a filter shape; with ``tail``, followed
+    by the ranking's next rows as their scores alone (``_WITH_TAIL``)."""
     where = filter_clause(shape)
-    inner = sql.SQL(LEXICAL).format(
-        terms=sql.SQL(_SCOPE_TERMS), post=sql.SQL(_SCOPE_POST).format(filter=where), filter=where,
-        columns=sql.SQL(CANDIDATE_COLUMNS),
-    )  # fmt: skip
-    return finish(inner, cosines)
+    parts = {"terms": sql.SQL(_SCOPE_TERMS), "post": sql.SQL(_SCOPE_POST).format(filter=where), "filter": where,
+             "columns": sql.SQL(CANDIDATE_COLUMNS)}  # fmt: skip
+    if not tail:
+        return finish(sql.SQL(LEXICAL).format(**parts), cosines)
+    return columns.compact(sql.SQL(_WITH_TAIL).format(
+        ranked=sql.SQL(_RANKED).format(**parts), top=sql.SQL(_TOP), nulls=sql.SQL(columns.CANDIDATE_NULLS),
+        cosines=sql.SQL(columns.COSINE_COLUMNS if cosines else ""),
+        vectors=sql.SQL(columns.VECTOR_JOIN if cosines else ""),
+        no_cosines=sql.SQL(", NULL::float8, NULL::float8" if cosines else ""),
+    ).as_bytes())  # fmt: skip
 
 
 @functools.lru_cache(maxsize=256)
@@ -227,11 +246,11 @@ def parameters(search: Search) -> dict[str, Any]:
         "avgdl": max(search.avgdl, 1e-6),
         "k1": cfg.bm25_k1,
         "b": cfg.bm25_b,
-        "limit": cfg.candidates,
+        "limit": search.lexical_limit,
         "window": (
-            scope_window(cfg.candidates, search.where.shape, LEXICAL_WINDOW)
+            scope_window(search.lexical_limit, search.where.shape, LEXICAL_WINDOW)
             if search.scope_lexical
-            else cfg.candidates * LEXICAL_WINDOW
+            else search.lexical_limit * LEXICAL_WINDOW
         ),
     }
 
@@ -247,7 +266,10 @@ class Lexical:
         budget = search.cfg.lexical_postings_budget
         if search.scope_lexical:
             params["n_docs"] = max(search.scope_size, 1)
-            stmt = scope_statement(search.where.shape, cosines)
+            tail = search.cfg.candidates - search.lexical_limit
+            if tail > 0:
+                params["tail"] = tail
+            stmt = scope_statement(search.where.shape, cosines, tail > 0)
         else:
             read_together = together(search.n_docs, budget)
             if read_together:
@@ -256,11 +278,24 @@ class Lexical:
         return await execute(conn, stmt, params)
 
     async def hits(self, cur: RowCursor | None, search: Search) -> list[Hit]:
+        return (await self.hits_and_tail(cur, search))[0]
+
+    async def hits_and_tail(self, cur: RowCursor | None, search: Search) -> tuple[list[Hit], list[Hit]]:
+        """The hits, and the rows of the ranking's tail (``_WITH_TAIL``: their ids and scores alone), each
+        best first."""
         if cur is None:
-            return []
+            return [], []
         found = await read_hits(cur)
         found.sort(key=lambda h: (-h.score, h.id))  # the cosine join may reorder them
-        return found
+        tail = [h for h in found if h.row.kind is None]  # the tail's rows read no memory
+        return ([h for h in found if h.row.kind is not None], tail) if tail else (found, [])
+
+
+def found_by_dense(tail: list[Hit], dense_lists: dict[str, list[Hit]]) -> list[Hit]:
+    """The lexical tail's hits (``_WITH_TAIL``) whose memories the dense side found, each with the
+    dense row (its fields and cosines) and its own term share; their ranks follow the lexical hits'."""
+    rows = {h.id: h.row for hits in dense_lists.values() for h in hits}
+    return [Hit(t.id, t.score, rows[t.id]._replace(term_share=t.row.term_share)) for t in tail if t.id in rows]
 
 
 RETRIEVER = Lexical()
