@@ -4,6 +4,8 @@ tenant-wide statements give; owners kept in step with visibility changes."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from engram.model.recall import RecallRequest
 from engram.model.text import content_hash
 from engram.retrieval.config import preset
 from engram.retrieval.filter import build_filter
+from engram.retrieval.gather import recall_settings
 from engram.retrieval.retrievers import dense, lexical
 from engram.retrieval.retrievers.base import Hit, Search
 from engram.store import bulk
@@ -391,6 +394,19 @@ async def test_a_small_scope_in_a_large_tenant_reads_as_many_lexical_rows_as_den
     # The tail's memories keep their BM25F, in the order of the full ranking, and nothing else is lost but
     # the memories of that tail the dense side did not find.
     assert [h["id"] for h in lists["lexical"]] == [i for i in full if i in full[:25] or i in dense_ids]
-    by_id = {str(i.id): i for i in both.items}
-    for item in by_id.values():
-        assert item.signals.get("lexical", 0.0) > 0
+    # The statement itself, with and without the query vector (an embedder elsewhere answers later): the
+    # first 25 rows read their memories, the next 25 their scores alone, in the full ranking's order.
+    f = build_filter("acme", RecallRequest(query="pelican count", user_id="u1"))
+    async with engram.db.tenant("acme") as conn:
+        corpus = await engram.retriever.read_corpus(conn, "acme")
+    search = Search(f, preset("hybrid", **large), text="pelican count", n_docs=corpus.n_docs, avgdl=corpus.avgdl,
+                    scope_lexical=True, scope_size=60, lexical_rows=25)  # fmt: skip
+    vector = (await engram.gateway.embed(["pelican count"]))[0]
+    for given in (None, vector):
+        asked = replace(search, vector=given, model_id=engram.gateway.model_id if given is not None else None)
+        async with engram.db.reads("acme", recall_settings(asked.cfg)) as conn:
+            sent = await lexical.RETRIEVER.send(conn, asked)
+        rows, tail = await lexical.RETRIEVER.hits_and_tail(sent, asked)
+        assert [str(h.id) for h in rows + tail] == full
+        assert all(h.row.content and h.row.scored == (given is not None) for h in rows)
+        assert all(h.row.content is None and h.row.cos_self is None for h in tail)

@@ -300,7 +300,7 @@ def _lexical_rows(plan: RecallPlan) -> RecallPlan:
     exactly (a walk of a graph the scope fills, nearly); a memory of that tail keeps its BM25F where the
     dense side found it, and is dropped where it did not: past the dense side's best by its cosine and past
     the first rows by its words. Each row read costs a memory lookup, its cosines and its Python work
-    (docs/retrieval.md, "Large owners")."""
+    (docs/retrieval.md, "Scopes and plans")."""
     return plan.model_copy(update={
         "lexical_rows": plan.dense_rows, "reason": f"{plan.reason}, and so does BM25F over the scope",
     })  # fmt: skip
