@@ -39,6 +39,7 @@ COSINE_COLUMNS: LiteralString = (
     ", (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,"
     " (1 - (e.context_embedding <=> %(qv)s))::float8 AS cos_context"
 )
+NO_COSINES: LiteralString = ", NULL::float8 AS cos_self, NULL::float8 AS cos_context"  # a row without them
 VECTOR_JOIN: LiteralString = (
     " LEFT JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = h.id AND e.model_id = %(model_id)s"
 )

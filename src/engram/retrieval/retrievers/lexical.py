@@ -9,9 +9,20 @@ from typing import Any, LiteralString
 from psycopg import sql
 
 from engram.retrieval.filter import filter_clause, scope_window
-from engram.retrieval.retrievers import columns
 from engram.retrieval.retrievers.base import Hit, Search
-from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, RowCursor, cosine_params, execute, finish, read_hits
+from engram.retrieval.retrievers.columns import (
+    CANDIDATE_COLUMNS,
+    CANDIDATE_NULLS,
+    COSINE_COLUMNS,
+    NO_COSINES,
+    VECTOR_JOIN,
+    RowCursor,
+    compact,
+    cosine_params,
+    execute,
+    finish,
+    read_hits,
+)
 from engram.store.database import Conn
 
 # BM25F over the postings of the query's kept lexemes (``{terms}``), scored from the postings index alone
@@ -200,11 +211,10 @@ def scope_statement(shape: tuple[str, ...], cosines: bool, tail: bool = False) -
              "columns": sql.SQL(CANDIDATE_COLUMNS)}  # fmt: skip
     if not tail:
         return finish(sql.SQL(LEXICAL).format(**parts), cosines)
-    return columns.compact(sql.SQL(_WITH_TAIL).format(
-        ranked=sql.SQL(_RANKED).format(**parts), top=sql.SQL(_TOP), nulls=sql.SQL(columns.CANDIDATE_NULLS),
-        cosines=sql.SQL(columns.COSINE_COLUMNS if cosines else ""),
-        vectors=sql.SQL(columns.VECTOR_JOIN if cosines else ""),
-        no_cosines=sql.SQL(", NULL::float8, NULL::float8" if cosines else ""),
+    return compact(sql.SQL(_WITH_TAIL).format(
+        ranked=sql.SQL(_RANKED).format(**parts), top=sql.SQL(_TOP), nulls=sql.SQL(CANDIDATE_NULLS),
+        cosines=sql.SQL(COSINE_COLUMNS if cosines else ""), vectors=sql.SQL(VECTOR_JOIN if cosines else ""),
+        no_cosines=sql.SQL(NO_COSINES if cosines else ""),
     ).as_bytes())  # fmt: skip
 
 
@@ -287,8 +297,11 @@ class Lexical:
             return [], []
         found = await read_hits(cur)
         found.sort(key=lambda h: (-h.score, h.id))  # the cosine join may reorder them
-        tail = [h for h in found if h.row.kind is None]  # the tail's rows read no memory
-        return ([h for h in found if h.row.kind is not None], tail) if tail else (found, [])
+        rows: list[Hit] = []
+        tail: list[Hit] = []
+        for h in found:
+            (rows if h.row.kind is not None else tail).append(h)  # the tail's rows read no memory
+        return rows, tail
 
 
 def found_by_dense(tail: list[Hit], dense_lists: dict[str, list[Hit]]) -> list[Hit]:
