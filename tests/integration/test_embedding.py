@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import numpy as np
+import pytest
+
 from engram import Engram, HashingEmbedder, ProviderError
 from engram.providers.base import Vector
 from engram.providers.gateway import EmbeddingGateway
@@ -127,3 +130,30 @@ async def test_content_update_replaces_the_vector(engram: Engram) -> None:
     async with engram.db.tenant("acme") as conn:
         row = await (await conn.execute("SELECT content_hash FROM memory_embeddings")).fetchone()
     assert row is not None and row["content_hash"] == (await engram.get(r.id)).content_hash
+
+
+class Scaled(Flaky):
+    """An embedder breaking the unit-length contract: its vectors are three times too long."""
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
+        return [v * 3 for v in await self.inner.embed(texts)]
+
+
+async def test_vectors_are_stored_at_unit_length_whatever_the_embedder_returns(engram: Engram) -> None:
+    use(engram, Scaled())
+    await engram.remember_many([{"content": f"crate {n} of oranges left the harbour depot", "user_id": "u1"}
+                                for n in range(6)])  # fmt: skip
+    async with engram.db.tenant("acme") as conn:
+        rows = await (await conn.execute("SELECT embedding FROM memory_embeddings")).fetchall()
+    norms = [float(np.linalg.norm(r["embedding"].to_numpy())) for r in rows]
+    assert len(norms) == 6 and all(abs(n - 1) < 1e-5 for n in norms)
+    # Recall scores by inner product (``columns.COSINE``): with unit vectors, the cosines themselves.
+    result = await engram.recall("oranges from the harbour", user_id="u1", preset="dense")
+    assert result.plan is not None and result.plan.name == "scope-exact"
+    query = (await HashingEmbedder().embed(["oranges from the harbour"]))[0]
+    texts = await HashingEmbedder().embed([i.content for i in result.items])
+    receipt = await engram.receipt(result.receipt_id)
+    scores = {c["id"]: c["score"] for c in receipt.retrievers["dense"]}
+    for item, vec in zip(result.items, texts, strict=True):
+        cosine = float(np.dot(query, vec) / np.linalg.norm(query) / np.linalg.norm(vec))
+        assert scores[str(item.id)] == pytest.approx(cosine, abs=1e-5)

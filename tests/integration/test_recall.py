@@ -491,7 +491,7 @@ async def test_small_scopes_dense_statement_is_exact_and_agrees_with_the_planned
     # The scope statement names no tenant (one prepared plan for all of them), and no index can order it.
     stmt = dense.statement(model, dims, "embedding", f, limit=5)
     for compact in (True, False):
-        exact_stmt = dense.scope_statement(model, dims, "embedding", f.shape, 5, compact=compact, context=False)
+        exact_stmt = dense.scope_statement(model, "embedding", f.shape, 5, compact=compact, context=False)
         assert b"'acme'" in stmt and b"'acme'" not in exact_stmt
         async with engram.db.tenant("acme", {"enable_seqscan": "off", "enable_sort": "off"}) as conn:
             plan = await (await conn.execute(b"EXPLAIN " + exact_stmt, {**f.params, "qv": vec})).fetchall()
@@ -618,3 +618,17 @@ async def test_vectors_carry_their_memorys_visibility_for_the_dense_prefilter(en
     # A stale copy can only hide, never show: the memory's own filter still applies to every candidate.
     await owner_sql(engram, "UPDATE memory_embeddings SET visibility = 'tenant' WHERE memory_id = %s", flow.id)
     assert await seen("u2") == {str(private.id), str(team.id)}
+
+
+async def test_a_given_query_vector_is_checked_and_taken_at_unit_length(engram: Engram) -> None:
+    await engram.remember_many([{"content": f"pallet {n} of tiles waits at dock {n}", "user_id": "u1"}
+                                for n in range(5)])  # fmt: skip
+    assert engram.gateway is not None
+    vec = (await engram.gateway.embed(["tiles at the dock"]))[0]
+    plain = await engram.recall("tiles at the dock", user_id="u1", preset="dense", query_vector=vec)
+    longer = await engram.recall("tiles at the dock", user_id="u1", preset="dense", query_vector=[5 * x for x in vec])
+    assert [(i.id, i.score) for i in plain.items] == [(i.id, i.score) for i in longer.items] and plain.items
+    for bad, wanted in (([0.1] * 7, "384 numbers"), ([[0.1] * 384], "384 numbers"), ([float("nan")] * 384, "finite")):
+        with pytest.raises(ValidationError, match=wanted) as caught:
+            await engram.recall("tiles at the dock", user_id="u1", query_vector=bad)
+        assert caught.value.field == "query_vector"

@@ -159,7 +159,7 @@ async def test_owners_follow_visibility_changes(engram: Engram) -> None:
 def test_scope_statements_name_neither_tenant_nor_owner() -> None:
     f = build_filter("acme", RecallRequest(query="x", user_id="u1"))
     assert f.params["owners"] == ["u:u1"]
-    stmt = dense.scope_statement("m", 8, "embedding", f.shape, 10, compact=True, context=False)
+    stmt = dense.scope_statement("m", "embedding", f.shape, 10, compact=True, context=False)
     lex = lexical.scope_statement(f.shape, False)
     for s in (stmt, lex):
         assert b"acme" not in s and b"u:u1" not in s and b"%(owners)s" in s
@@ -205,7 +205,7 @@ async def test_a_scope_reads_its_owners_vectors_from_their_own_index(engram: Eng
     model, dims = engram.gateway.model_id, engram.gateway.dimensions
     f = build_filter("acme", RecallRequest(query="notebook", user_id="u1"))
     assert dense.fits_compact(model, dims, f.params["owners"])
-    stmt = dense.scope_statement(model, dims, "embedding", f.shape, 50, compact=True, context=False)
+    stmt = dense.scope_statement(model, "embedding", f.shape, 50, compact=True, context=False)
     params = {**f.params, "qv": (await engram.gateway.embed(["notebook"]))[0]}
     async with engram.db.owner() as conn:  # as autovacuum leaves it: the pages all visible, the index costed
         await conn.execute("VACUUM ANALYZE memory_embeddings")

@@ -6,9 +6,11 @@ import asyncio
 import time
 from collections.abc import Sequence
 
+import numpy as np
+
 from engram.errors import ProviderError, ProviderTimeout
 from engram.observability import metrics, tracing
-from engram.providers.base import Embedder, Vector
+from engram.providers.base import Embedder, Vector, unit
 
 # An embedder whose calls keep other threads this busy computes here (``local``). A model run here keeps one to
 # two cores busy (ONNX Runtime's threads); on a machine busy with other work it gets less of them, so the bar
@@ -53,7 +55,8 @@ class EmbeddingGateway:
             vectors = await self.embedder.embed(texts)
         if len(vectors) != len(texts):
             raise ProviderError(f"embedder returned {len(vectors)} vectors for {len(texts)} texts")
-        return vectors
+        # Unit length whatever the embedder returns: recall ranks stored vectors by inner product.
+        return unit(np.asarray(vectors, dtype=np.float32))
 
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:

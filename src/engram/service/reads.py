@@ -18,7 +18,7 @@ from engram.model.ids import parse_uuid
 from engram.model.recall import RecallRequest, RecallResult, Receipt
 from engram.model.validation import parse
 from engram.policy import without_secrets
-from engram.providers.base import Vector
+from engram.providers.base import Vector, unit
 from engram.retrieval import receipts
 from engram.retrieval.config import RetrievalConfig
 from engram.service import pii
@@ -161,8 +161,22 @@ class Reads(Core):
         query_text = await pii.mask_query(self, who.tenant_id, await policy_of(self, who.tenant_id), query_text)
         if (query_text, metadata) != (req.query, req.metadata):
             req = req.model_copy(update={"query": query_text, "metadata": metadata})
-        vector = np.asarray(query_vector, dtype=np.float32) if query_vector is not None else None
+        vector = self._query_vector(query_vector) if query_vector is not None else None
         return await self.retriever.recall(who.tenant_id, req, who=who, config=config, query_vector=vector)
+
+    def _query_vector(self, given: Sequence[float] | Vector) -> Vector:
+        """A caller's query vector, checked against the embedder and scaled to unit length as stored vectors
+        are (exact scans score by inner product, ``retrievers.dense``)."""
+        vector = np.asarray(given, dtype=np.float32)
+        dims = self.gateway.dimensions if self.gateway is not None else None
+        if vector.ndim != 1 or (dims is not None and len(vector) != dims):
+            wanted = f"{dims} numbers" if dims is not None else "numbers"
+            raise ValidationError(
+                f"query_vector must be a flat list of {wanted}, got shape {list(vector.shape)}", field="query_vector"
+            )
+        if not np.isfinite(vector).all():
+            raise ValidationError("query_vector must hold finite numbers only", field="query_vector")
+        return unit(vector[None])[0]
 
     async def receipt(
         self,

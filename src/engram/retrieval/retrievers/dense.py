@@ -11,7 +11,7 @@ from psycopg import sql
 
 from engram.retrieval.filter import Filter, filter_clause, scope_window, visible
 from engram.retrieval.retrievers.base import Hit, Search
-from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, RowCursor, execute, read_hits
+from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, COSINE, RowCursor, execute, read_hits
 from engram.store.database import Conn
 
 # What both dense statements select, and from where. The caller's visibility is checked on the vector's
@@ -23,12 +23,15 @@ _DENSE_FROM: LiteralString = (
 _VISIBLE_VECTOR: LiteralString = visible("e")
 
 
+def _cosine(column: str) -> sql.Composable:
+    return sql.SQL(COSINE).format(sql.Identifier(column))
+
+
 def _parts(column: str, dims: int) -> dict[str, sql.Composable]:
-    cosine = "(1 - (e.{}::vector({}) <=> %(qv)s::vector({})))::float8"
     return {
-        "score": sql.SQL(cosine).format(sql.Identifier(column), dims, dims),
-        "cos_self": sql.SQL(cosine).format(sql.Identifier("embedding"), dims, dims),
-        "cos_context": sql.SQL(cosine).format(sql.Identifier("context_embedding"), dims, dims),
+        "score": _cosine(column),
+        "cos_self": _cosine("embedding"),
+        "cos_context": _cosine("context_embedding"),
         "columns": sql.SQL(CANDIDATE_COLUMNS),
         "col": sql.Identifier(column),
         "dims": sql.Literal(dims),
@@ -41,7 +44,7 @@ def statement(model_id: str, dims: int, column: str, f: Filter, *, limit: int, o
     one it finds the generic plan dearer and plans every execution again).
     A tenant with an index of its own (``store.embeddings.index_large_tenants``) is ordered by halfvec
     inner product, which only that index serves (vectors are unit length: the same order as cosine); the
-    score is the full-precision cosine. Each row also carries both cosines."""
+    score is the cosine (``columns.COSINE``). Each row also carries both cosines."""
     return _planned(model_id, dims, column, f.params["tenant_id"], f.shape, limit, own_index)
 
 
@@ -114,23 +117,24 @@ def fits_compact(model_id: str, dims: int, owners: Sequence[str]) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def scope_statement(
-    model_id: str, dims: int, column: str, shape: tuple[str, ...], limit: int, *, compact: bool, context: bool
+    model_id: str, column: str, shape: tuple[str, ...], limit: int, *, compact: bool, context: bool
 ) -> bytes:
     """A small scope's dense candidates, scored exactly (``_SCOPE``). The statement names neither tenant
     nor owners, so one prepared plan serves every small scope: the scope indexes decide the rows. With
     ``compact`` the owners' vectors come from the scope's vector index (``fits_compact``); with
     ``context`` (the tenant has context vectors) the rows carry both cosines, read for the window only."""
-    parts = _parts(column, dims)
     own = column == "embedding"
     cosines: sql.Composable
     vectors: sql.Composable
     if own and not context:  # no context vectors: the score is the memory's own cosine, the other is NULL
         cosines, vectors = sql.SQL("b.score AS cos_self, NULL::float8 AS cos_context"), sql.SQL("")
     else:
-        cosines = sql.SQL("{} AS cos_self, {} AS cos_context").format(parts["cos_self"], parts["cos_context"])
+        cosines = sql.SQL("{} AS cos_self, {} AS cos_context").format(
+            _cosine("embedding"), _cosine("context_embedding")
+        )
         vectors = sql.SQL(_VECTOR_ROW).format(model=sql.Literal(model_id))
     return sql.SQL(_SCOPE).format(
-        score=parts["score"], vec=sql.Identifier(column), model=sql.Literal(model_id),
+        score=_cosine(column), vec=sql.Identifier(column), model=sql.Literal(model_id),
         compact=sql.SQL(_COMPACT if compact and own else ""), visible=sql.SQL(_VISIBLE_VECTOR),
         cosines=cosines, vectors=vectors, columns=sql.SQL(CANDIDATE_COLUMNS), filter=filter_clause(shape),
         window=sql.Literal(scope_window(limit, shape, FILTERED_WINDOW)), limit=sql.Literal(limit),
@@ -190,7 +194,7 @@ class Dense:
             others = [o for o in f.params["owners"] if o != owner]
             compact = fits_compact(search.model_id, search.dims, others)
             rest = scope_statement(
-                search.model_id, search.dims, self.column, f.shape, limit, compact=compact, context=search.context
+                search.model_id, self.column, f.shape, limit, compact=compact, context=search.context
             )
             sent = [await execute(conn, rest, {**params, "owners": others}, prepare=True)]
             if owner is not None:

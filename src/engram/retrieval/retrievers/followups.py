@@ -35,8 +35,8 @@ SELECT (count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM search_postings p
 """
 
 COSINES: LiteralString = """
-SELECT e.memory_id AS id, (1 - (e.embedding <=> %(qv)s))::float8 AS cos_self,
-       (1 - (e.context_embedding <=> %(qv)s))::float8 AS cos_context
+SELECT e.memory_id AS id, inner_product(e.embedding, %(qv)s) AS cos_self,
+       inner_product(e.context_embedding, %(qv)s) AS cos_context
   FROM memory_embeddings e
  WHERE e.tenant_id = %(tenant_id)s AND e.model_id = %(model_id)s AND e.memory_id = ANY(%(ids)b)
 """
