@@ -146,7 +146,8 @@ class Reads(Core):
         **fields: Any,
     ) -> RecallResult:
         """The few memories that should enter the model's context, as items and a prompt packet, with a
-        stored receipt. ``config`` replaces the named preset; ``query_vector`` skips embedding the query."""
+        stored receipt. ``config`` replaces the named preset; ``query_vector`` skips embedding the query
+        (a flat list of the embedder's dimensions, taken at unit length)."""
         who = self._who(tenant, principal, actor)
         who.require(Action.READ)
         await self.follow_reads()
