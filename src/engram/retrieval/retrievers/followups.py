@@ -20,7 +20,7 @@ from psycopg.rows import class_row
 
 from engram.retrieval.filter import Filter, filter_clause
 from engram.retrieval.retrievers.base import Cosines, Relation, Row
-from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, execute
+from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, COSINE_COLUMNS, execute
 from engram.store.database import Conn
 
 T = TypeVar("T")
@@ -34,12 +34,10 @@ SELECT (count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM search_postings p
   FROM unnest(tsvector_to_array(to_tsvector(%(fts)s::regconfig, %(names)s))) AS u(lexeme)
 """
 
-COSINES: LiteralString = """
-SELECT e.memory_id AS id, inner_product(e.embedding, %(qv)s) AS cos_self,
-       inner_product(e.context_embedding, %(qv)s) AS cos_context
-  FROM memory_embeddings e
- WHERE e.tenant_id = %(tenant_id)s AND e.model_id = %(model_id)s AND e.memory_id = ANY(%(ids)b)
-"""
+COSINES: LiteralString = (
+    "SELECT e.memory_id AS id" + COSINE_COLUMNS + " FROM memory_embeddings e"
+    " WHERE e.tenant_id = %(tenant_id)s AND e.model_id = %(model_id)s AND e.memory_id = ANY(%(ids)b)"
+)
 
 RELATED: LiteralString = """
 SELECT r.src_id, r.dst_id, r.type, r.weight FROM relations r
