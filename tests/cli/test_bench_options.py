@@ -36,3 +36,15 @@ def test_bench_refuses_what_it_cannot_measure(args: list[str], option: str, allo
     message = " ".join(result.stderr.replace("│", " ").split())
     assert option in message and allowed in message, message
     assert not (tmp_path / "never").exists()  # refused before anything was built
+
+
+def test_bench_scale_defaults_are_the_benchs_own() -> None:
+    # The CLI states its defaults for --help; they must be what run_scale_bench takes when called directly.
+    import typer.main
+
+    from engram.bench import scale
+
+    bench_scale = typer.main.get_command(app).commands["bench"].commands["scale"]  # type: ignore[attr-defined]
+    defaults = {p.name: p.default for p in bench_scale.params}
+    assert defaults["passes"] == scale.PASSES == 9
+    assert defaults["sizes"] == ",".join(str(n) for n in scale.SIZES)

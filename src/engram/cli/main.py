@@ -465,7 +465,7 @@ def bench_scale(
     sizes: Annotated[str, typer.Option(help="Memories per point, comma-separated.")] = "10000,100000,1000000",
     shapes: Annotated[str, typer.Option(help="Shapes, comma-separated: users, one-scope.")] = "users,one-scope",
     queries: Annotated[int, typer.Option(min=1, help="Measured recalls per point.")] = 200,
-    passes: Annotated[int, typer.Option(min=1, help="Rounds of the questions; each figure is their median.")] = 3,
+    passes: Annotated[int, typer.Option(min=1, help="Rounds of the questions; each figure is their median.")] = 9,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
     data_dir: Annotated[
         Path | None, typer.Option(help="Directory of the points' databases (default: per-user caches, reused).")
