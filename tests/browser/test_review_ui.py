@@ -119,6 +119,9 @@ def test_agents_cannot_sign_in_and_the_keyboard_alone_suffices(page: Page, ui: A
     page.get_by_label("Text").focus()
     page.keyboard.type("deploy")
     page.keyboard.press("Enter")
+    # Wait for the filtered list: the unfiltered one is still on screen until the search's page arrives.
+    expect(page).to_have_url(re.compile(r"[?&]q=deploy"))
+    expect(page.locator("tbody tr")).to_have_count(1)
     link = page.locator("tbody tr a").first
     link.focus()
     page.keyboard.press("Enter")
