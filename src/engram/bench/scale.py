@@ -8,8 +8,8 @@ one after another, a point could land in a slow phase and the next in a fast one
 them moved by more than the growth it measures (docs/performance.md). In turns, every point sees the same
 machine. And as the peers' harness does (``../shared/peers``), the whole round is run ``passes`` times and
 each figure is the median of the passes': a p95 of 200 recalls is their tenth slowest, and one pass's ratio
-of two of them swings from run to run on an unchanged machine (docs/performance.md, eighteenth run); over
-three passes it still swung by 0.4 (twenty-second run), over nine by half that.
+of two of them swings from run to run on an unchanged machine, and still does over a few passes
+(docs/performance.md, eighteenth and twenty-second runs).
 """
 
 from __future__ import annotations

@@ -38,11 +38,12 @@ assert CANDIDATE_NULLS.count("NULL") == CANDIDATE_COLUMNS.count(",") + 1 == Row.
 # so than with ``<=>`` (docs/retrieval.md). Every statement takes it so, so that a memory's cosine is the
 # same number whichever statement read it.
 COSINE: LiteralString = "inner_product(e.{}, %(qv)s)"
-# The query's cosines to the memory's own and context vectors of a candidate row (alias ``h``), when the
-# query vector is known.
-COSINE_COLUMNS: LiteralString = (
-    ", " + COSINE.format("embedding") + " AS cos_self, " + COSINE.format("context_embedding") + " AS cos_context"
+# The query's cosines to a memory's own and context vectors (its ``memory_embeddings`` row, alias ``e``),
+# when the query vector is known; COSINE_COLUMNS appends them to a select list.
+COSINE_PAIR: LiteralString = (
+    COSINE.format("embedding") + " AS cos_self, " + COSINE.format("context_embedding") + " AS cos_context"
 )
+COSINE_COLUMNS: LiteralString = ", " + COSINE_PAIR
 NO_COSINES: LiteralString = ", NULL::float8 AS cos_self, NULL::float8 AS cos_context"  # a row without them
 VECTOR_JOIN: LiteralString = (
     " LEFT JOIN memory_embeddings e ON e.tenant_id = %(tenant_id)s AND e.memory_id = h.id AND e.model_id = %(model_id)s"

@@ -11,7 +11,7 @@ from psycopg import sql
 
 from engram.retrieval.filter import Filter, filter_clause, scope_window, visible
 from engram.retrieval.retrievers.base import Hit, Search
-from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, COSINE, COSINE_COLUMNS, RowCursor, execute, read_hits
+from engram.retrieval.retrievers.columns import CANDIDATE_COLUMNS, COSINE, COSINE_PAIR, RowCursor, execute, read_hits
 from engram.store.database import Conn
 
 # What both dense statements select, and from where. The caller's visibility is checked on the vector's
@@ -129,7 +129,7 @@ def scope_statement(
     if own and not context:  # no context vectors: the score is the memory's own cosine, the other is NULL
         cosines, vectors = sql.SQL("b.score AS cos_self, NULL::float8 AS cos_context"), sql.SQL("")
     else:
-        cosines = sql.SQL(COSINE_COLUMNS.removeprefix(", "))
+        cosines = sql.SQL(COSINE_PAIR)
         vectors = sql.SQL(_VECTOR_ROW).format(model=sql.Literal(model_id))
     return sql.SQL(_SCOPE).format(
         score=_cosine(column), vec=sql.Identifier(column), model=sql.Literal(model_id),
